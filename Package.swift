@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The package graph enforces the seed's boundary: api-a and api-b link SSOCore
+// and ResourceServer only, never AuthServer (the issuer's tables and keys).
+let package = Package(
+    name: "Gatehouse",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "jwks", targets: ["jwks"]),
+        .executable(name: "discovery", targets: ["discovery"]),
+        .executable(name: "ssoctl", targets: ["ssoctl"]),
+        .executable(name: "hello-fcgi", targets: ["hello-fcgi"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CFastCGI", pkgConfig: "fcgi", providers: [.apt(["libfcgi-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "SSOCore", dependencies: ["CFastCGI", "COpenSSL", "CSQLite"]),
+        .target(name: "AuthServer", dependencies: ["SSOCore"]),
+        .target(name: "ResourceServer", dependencies: ["SSOCore"]),
+        .executableTarget(name: "jwks", dependencies: ["SSOCore", "AuthServer"]),
+        .executableTarget(name: "discovery", dependencies: ["SSOCore", "AuthServer"]),
+        .executableTarget(name: "hello-fcgi", dependencies: ["SSOCore"]),
+        .executableTarget(name: "ssoctl", dependencies: [
+            "SSOCore", "AuthServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "SSOCoreTests", dependencies: ["SSOCore"]),
+        .testTarget(name: "AuthServerTests", dependencies: ["AuthServer", "SSOCore"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

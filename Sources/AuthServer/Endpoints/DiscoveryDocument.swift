@@ -1,0 +1,56 @@
+import SSOCore
+
+/// OpenID Connect Discovery 1.0 §3 provider metadata. It names only what
+/// Gatehouse implements; each endpoint is listed by the change that adds it.
+public struct DiscoveryDocument: Codable, Equatable, Sendable {
+    public var issuer: String
+    public var jwks_uri: String
+    public var authorization_endpoint: String?
+    public var token_endpoint: String?
+    public var response_types_supported: [String]
+    public var response_modes_supported: [String]
+    public var grant_types_supported: [String]
+    public var subject_types_supported: [String]
+    public var id_token_signing_alg_values_supported: [String]
+    public var code_challenge_methods_supported: [String]
+    public var token_endpoint_auth_methods_supported: [String]
+    public var scopes_supported: [String]
+    public var claims_supported: [String]
+    public var authorization_response_iss_parameter_supported: Bool
+    public var request_parameter_supported: Bool
+    public var request_uri_parameter_supported: Bool
+
+    public init(config: GatehouseConfig) {
+        issuer = config.issuer
+        jwks_uri = config.issuer + "/.well-known/jwks.json"
+        response_types_supported = ["code"]
+        response_modes_supported = ["query"]
+        grant_types_supported = ["authorization_code"]
+        subject_types_supported = ["public"]
+        id_token_signing_alg_values_supported = ["RS256"]
+        // RFC 9700 §2.1.1: S256 only; "plain" is refused.
+        code_challenge_methods_supported = ["S256"]
+        token_endpoint_auth_methods_supported = ["none", "client_secret_basic"]
+        scopes_supported = ["openid", "profile", "email", "offline_access", "api:serverA", "api:serverB"]
+        claims_supported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "email", "email_verified", "name"]
+        // RFC 9207 §3: every authorization response carries `iss`.
+        authorization_response_iss_parameter_supported = true
+        request_parameter_supported = false
+        request_uri_parameter_supported = false
+    }
+}
+
+/// `GET /.well-known/openid-configuration`: the document is built once at
+/// start; configuration changes need a restart of this responder only.
+public struct DiscoveryResponder: Responder {
+    let response: Response
+
+    public init(document: DiscoveryDocument) throws {
+        response = try Response.json(document, headers: [("Cache-Control", "public, max-age=3600")])
+    }
+
+    public func respond(to request: Request) throws -> Response {
+        guard request.method == "GET" || request.method == "HEAD" else { return .methodNotAllowed(allowed: ["GET", "HEAD"]) }
+        return response
+    }
+}

@@ -1,0 +1,44 @@
+import SSOCore
+
+/// `GET /.well-known/jwks.json`: every published signing key.
+///
+/// The serialized set is cached and rebuilt only when another process has
+/// committed to the database since (PRAGMA data_version), so `ssoctl keys
+/// rotate` shows up at once while a steady state costs one pragma read.
+public final class JWKSResponder: Responder {
+    let keys: SigningKeyStore
+    let database: SQLiteDatabase
+    private var cachedVersion: Int64?
+    private var cachedKIDs: [String] = []
+    private var cachedResponse = Response(status: 500)
+
+    public init(database: SQLiteDatabase, keys: SigningKeyStore) {
+        self.database = database
+        self.keys = keys
+    }
+
+    public func respond(to request: Request) throws -> Response {
+        guard request.method == "GET" || request.method == "HEAD" else { return .methodNotAllowed(allowed: ["GET", "HEAD"]) }
+        let response = try currentResponse()
+        if let tag = response.header("ETag"), request.header("if-none-match") == tag {
+            return Response(status: 304, headers: response.headers.filter { $0.name != "Content-Type" })
+        }
+        return response
+    }
+
+    func currentResponse() throws -> Response {
+        let version = try database.dataVersion()
+        if version == cachedVersion { return cachedResponse }
+        let records = try keys.publishedKeys()
+        let kids = records.map(\.kid)
+        if kids != cachedKIDs || cachedVersion == nil {
+            let set = JWKSet(keys: try records.map { try JWK(kid: $0.kid, key: RSAKey.publicKey(pem: Array($0.publicPEM.utf8))) })
+            var response = try Response.json(set, headers: [("Cache-Control", "public, max-age=60")])
+            response.setHeader("ETag", "\"" + Base64URL.encode(SHA256.hash(response.body).prefix(16)) + "\"")
+            cachedResponse = response
+            cachedKIDs = kids
+        }
+        cachedVersion = version
+        return cachedResponse
+    }
+}

@@ -1,0 +1,25 @@
+import SSOCore
+
+/// The demo clients and user of CONTRACT.md, created on first start only.
+public enum DemoData {
+    public static let clientIDs = ["mobile-app-001", "mobile-app-002"]
+    public static let email = "alice@example.com"
+    public static let name = "Alice Martin"
+    public static let scopes = ["openid", "profile", "email", "offline_access", "device_sso", "api:serverA", "api:serverB"]
+
+    /// Creates what is missing; returns true when the demo user was created
+    /// now (so its password is worth printing).
+    @discardableResult
+    public static func ensure(config: GatehouseConfig, clients: ClientStore, users: UserStore, password: String) throws -> Bool {
+        for clientID in clientIDs where try clients.find(clientID: clientID) == nil {
+            try clients.add(
+                clientID: clientID,
+                redirectURIs: ["myapp:auth/callback", config.issuer + "/mobile/postlogin.html", "http://127.0.0.1/callback"],
+                postLogoutRedirectURIs: ["myapp:auth/logout", config.issuer + "/mobile/postlogout.html"],
+                scopes: scopes, nativeSSOGroup: "demo")
+        }
+        guard try users.find(email: email) == nil else { return false }
+        try users.add(email: email, name: name, password: password, roles: ["user"])
+        return true
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+public struct ConfigError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Everything a responder or ssoctl needs to know about its deployment.
+///
+/// Read once at process start from `$GATEHOUSE_HOME/gatehouse.conf`
+/// (`KEY=value` lines, written by Scripts/run) and then the environment,
+/// which wins. See README "Configuration" for every key.
+public struct GatehouseConfig: Sendable {
+    public var home: String
+    public var issuer: String
+    public var apiAOrigin: String
+    public var apiBOrigin: String
+    public var appLinksOrigin: String
+    public var accessTokenLifetime: Int
+    public var idTokenLifetime: Int
+    public var refreshTokenLifetime: Int
+    public var authorizationCodeLifetime: Int
+    public var ssoSessionLifetime: Int
+    public var appleTeamID: String
+    public var iosBundleID: String
+    public var androidPackage: String
+    public var androidCertificateFingerprints: [String]
+
+    public var databasePath: String { home + "/gatehouse.sqlite" }
+    public var keysDirectory: String { home + "/keys" }
+
+    public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> GatehouseConfig {
+        let home = environment["GATEHOUSE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "var"
+        var values = (try? readConfFile(home + "/gatehouse.conf")) ?? [:]
+        for (key, value) in environment where key.hasPrefix("GATEHOUSE_") { values[key] = value }
+        return try GatehouseConfig(home: home, values: values)
+    }
+
+    public init(home: String, values: [String: String]) throws {
+        func integer(_ key: String, _ fallback: Int, _ range: ClosedRange<Int>) throws -> Int {
+            guard let text = values[key], !text.isEmpty else { return fallback }
+            guard let number = Int(text), range.contains(number) else { throw ConfigError("\(key) must be an integer in \(range)") }
+            return number
+        }
+        let basePort = try integer("GATEHOUSE_BASE_PORT", 8443, 1...65532)
+        func origin(_ key: String, _ port: Int) throws -> String {
+            let value = values[key] ?? "https://localhost:\(port)"
+            guard let url = URL(string: value), url.scheme == "https", url.host != nil, url.path.isEmpty, url.query == nil else {
+                throw ConfigError("\(key) must be an https origin without path, got \(value)")
+            }
+            return value
+        }
+        self.home = home
+        issuer = try origin("GATEHOUSE_ISSUER", basePort)
+        apiAOrigin = try origin("GATEHOUSE_API_A_ORIGIN", basePort + 1)
+        apiBOrigin = try origin("GATEHOUSE_API_B_ORIGIN", basePort + 2)
+        appLinksOrigin = try origin("GATEHOUSE_APP_LINKS_ORIGIN", basePort + 3)
+        accessTokenLifetime = try integer("GATEHOUSE_ACCESS_TOKEN_TTL", 900, 60...86_400)
+        idTokenLifetime = try integer("GATEHOUSE_ID_TOKEN_TTL", 3600, 60...86_400)
+        refreshTokenLifetime = try integer("GATEHOUSE_REFRESH_TOKEN_TTL", 86_400, 60...31_536_000)
+        authorizationCodeLifetime = try integer("GATEHOUSE_CODE_TTL", 60, 10...600)
+        ssoSessionLifetime = try integer("GATEHOUSE_SSO_SESSION_TTL", 30 * 86_400, 300...31_536_000)
+        appleTeamID = values["GATEHOUSE_APPLE_TEAM_ID"] ?? "ABCDE12345"
+        iosBundleID = values["GATEHOUSE_IOS_BUNDLE_ID"] ?? "com.example.gatehouse.demo"
+        androidPackage = values["GATEHOUSE_ANDROID_PACKAGE"] ?? "com.example.gatehouse.demo"
+        androidCertificateFingerprints = (values["GATEHOUSE_ANDROID_CERT_SHA256"]
+            ?? "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5")
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    static func readConfFile(_ path: String) throws -> [String: String] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        var values: [String: String] = [:]
+        for line in text.split(whereSeparator: \.isNewline) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") else { continue }
+            values[String(trimmed[..<equals])] = String(trimmed[trimmed.index(after: equals)...])
+        }
+        return values
+    }
+}

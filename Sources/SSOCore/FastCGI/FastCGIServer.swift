@@ -1,0 +1,115 @@
+import CFastCGI
+import Foundation
+
+/// Owns one libfcgi `FCGX_Request` and its storage.
+final class FastCGIRequestHandle {
+    let pointer: UnsafeMutablePointer<FCGX_Request>
+
+    /// Binds to the listening socket on `fd` (0: what spawn-fcgi or a systemd
+    /// socket unit hands the process).
+    init(listeningSocket fd: Int32) {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: FCGX_Request())
+        FCGX_InitRequest(pointer, fd, 0)
+    }
+
+    deinit {
+        FCGX_Free(pointer, 1)
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
+    }
+
+    func accept() -> Bool { FCGX_Accept_r(pointer) >= 0 }
+    func finish() { FCGX_Finish_r(pointer) }
+
+    /// Every FastCGI parameter, copied: libfcgi frees them at `finish()`.
+    func parameters() -> [String: String] {
+        var result: [String: String] = [:]
+        guard var cursor = pointer.pointee.envp else { return result }
+        while let entry = cursor.pointee {
+            let pair = String(cString: entry)
+            if let equals = pair.firstIndex(of: "=") {
+                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            cursor += 1
+        }
+        return result
+    }
+
+    /// Reads up to `limit` body bytes; nil when the body is larger.
+    func readBody(expected: Int, limit: Int) -> [UInt8]? {
+        guard expected <= limit else { return nil }
+        var body = [UInt8](repeating: 0, count: expected)
+        var filled = 0
+        while filled < expected {
+            let read = body.withUnsafeMutableBufferPointer { buffer in
+                buffer.baseAddress!.advanced(by: filled).withMemoryRebound(to: CChar.self, capacity: expected - filled) {
+                    FCGX_GetStr($0, Int32(expected - filled), pointer.pointee.in)
+                }
+            }
+            if read <= 0 { break }
+            filled += Int(read)
+        }
+        return Array(body.prefix(filled))
+    }
+
+    func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                _ = FCGX_PutStr(chars.baseAddress, Int32(bytes.count), pointer.pointee.out)
+            }
+        }
+    }
+}
+
+/// The one accept loop every responder runs: accept, copy the request into
+/// Swift, respond, write, finish, log. Single-threaded and long-lived: the
+/// responder is built once, before the first request.
+public enum FastCGIServer {
+    public static func serve(endpoint: String, responder: Responder, maximumBodyBytes: Int = 64 * 1024) -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        guard FCGX_Init() == 0 else {
+            RequestLog.event(endpoint: endpoint, message: "FCGX_Init failed")
+            exit(1)
+        }
+        let handle = FastCGIRequestHandle(listeningSocket: 0)
+        RequestLog.event(endpoint: endpoint, message: "ready, pid \(getpid())")
+        while handle.accept() {
+            let started = DispatchTime.now().uptimeNanoseconds
+            let parameters = handle.parameters()
+            let (request, bodyTooLarge) = makeRequest(parameters, handle: handle, limit: maximumBodyBytes)
+            var (response, detail): (Response, String?)
+            if bodyTooLarge {
+                (response, detail) = (.plainError(413, "request_too_large"), "body over \(maximumBodyBytes) bytes")
+            } else {
+                (response, detail) = ResponderOutcome.run(responder, request)
+            }
+            if !request.requestID.isEmpty { response.setHeader("X-Request-Id", request.requestID) }
+            handle.write(response.serialized())
+            handle.finish()
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+            RequestLog.request(endpoint: endpoint, request: request, status: response.status, milliseconds: elapsed, detail: detail)
+        }
+        RequestLog.event(endpoint: endpoint, message: "accept failed, exiting")
+        exit(0)
+    }
+
+    static func makeRequest(_ parameters: [String: String], handle: FastCGIRequestHandle, limit: Int) -> (Request, Bool) {
+        var headers: [String: String] = [:]
+        for (name, value) in parameters where name.hasPrefix("HTTP_") {
+            headers[name.dropFirst(5).lowercased().replacingOccurrences(of: "_", with: "-")] = value
+        }
+        if let contentType = parameters["CONTENT_TYPE"], !contentType.isEmpty { headers["content-type"] = contentType }
+        let expected = Int(parameters["CONTENT_LENGTH"] ?? "") ?? 0
+        let body = expected > 0 ? handle.readBody(expected: expected, limit: limit) : []
+        let request = Request(
+            method: parameters["REQUEST_METHOD"] ?? "GET",
+            path: parameters["DOCUMENT_URI"] ?? parameters["SCRIPT_NAME"] ?? "/",
+            query: parameters["QUERY_STRING"] ?? "",
+            headers: headers,
+            body: body ?? [],
+            remoteAddress: parameters["REMOTE_ADDR"] ?? "",
+            requestID: parameters["REQUEST_ID"] ?? "")
+        return (request, body == nil)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// One HTTP response: status, headers in order, body bytes.
+public struct Response: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    public mutating func setHeader(_ name: String, _ value: String) {
+        headers.removeAll { $0.name.lowercased() == name.lowercased() }
+        headers.append((name, value))
+    }
+
+    public mutating func addCookie(_ cookie: SetCookie) {
+        headers.append(("Set-Cookie", cookie.headerValue))
+    }
+
+    public static func json<T: Encodable>(_ value: T, status: Int = 200, headers: [(name: String, value: String)] = []) throws -> Response {
+        Response(status: status, headers: [("Content-Type", "application/json")] + headers, body: try JSON.encode(value))
+    }
+
+    public static func html(_ html: String, status: Int = 200) -> Response {
+        Response(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")], body: Array(html.utf8))
+    }
+
+    /// 303 See Other: the browser follows with GET, whatever the method was.
+    public static func redirect(to location: String, status: Int = 303) -> Response {
+        Response(status: status, headers: [("Location", location), ("Cache-Control", "no-store")])
+    }
+
+    /// A plain error for requests that never reach protocol handling
+    /// (wrong method, oversized body, ...).
+    public static func plainError(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> Response {
+        let body = (try? JSON.encode(["error": message])) ?? Array("{}".utf8)
+        return Response(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")] + headers, body: body)
+    }
+
+    public static func methodNotAllowed(allowed: [String]) -> Response {
+        plainError(405, "method_not_allowed", headers: [("Allow", allowed.joined(separator: ", "))])
+    }
+
+    /// The CGI/FastCGI wire form: a `Status:` line, headers, blank line, body.
+    /// A header whose name or value holds a control character is dropped, so
+    /// no input can ever split the response (CWE-113).
+    public func serialized() -> [UInt8] {
+        var head = "Status: \(status) \(Self.reasonPhrase(status))\r\n"
+        for (name, value) in headers where Self.isSafeHeader(name: name, value: value) {
+            head += "\(name): \(value)\r\n"
+        }
+        if header("content-length") == nil { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        return Array(head.utf8) + body
+    }
+
+    static func isSafeHeader(name: String, value: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { $0 > 32 && $0 < 127 && $0 != UInt8(ascii: ":") }
+            && value.utf8.allSatisfy { $0 >= 32 && $0 != 127 || $0 == 9 }
+    }
+
+    static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 204: "No Content"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 413: "Content Too Large"
+        case 415: "Unsupported Media Type"
+        case 429: "Too Many Requests"
+        case 500: "Internal Server Error"
+        case 503: "Service Unavailable"
+        default: "Status"
+        }
+    }
+}

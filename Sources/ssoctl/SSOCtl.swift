@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct SSOCtl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ssoctl",
+        abstract: "Administer a Gatehouse issuer: users, clients, signing keys.",
+        discussion: "Works on $GATEHOUSE_HOME (default var/). Changes take effect for running responders without a restart.",
+        subcommands: [UserCommand.self, ClientCommand.self, KeysCommand.self, SetupCommand.self])
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import AuthServer
+import Foundation
+import SSOCore
+
+/// Used by Scripts/run at every start: migrate, make sure a signing key
+/// exists, write the app-link files, and create the demo data once.
+struct SetupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "setup", abstract: "Initialise $GATEHOUSE_HOME: database, signing key, app-link files, demo data.")
+
+    @Flag(help: "Create the demo clients and the demo user if missing (password: $GATEHOUSE_DEMO_PASSWORD or random).")
+    var demo = false
+
+    @Option(help: "Where to write .well-known/apple-app-site-association and assetlinks.json.")
+    var appLinksDirectory: String?
+
+    func run() throws {
+        let context = try Context.open()
+        if attempt({ try context.keys.activeKID() }) == nil {
+            let kid = attempt { try context.keys.rotate() }
+            print("created signing key \(kid)")
+        }
+        if let appLinksDirectory { attempt { try AppLinkFiles.write(context.config, to: appLinksDirectory) } }
+        guard demo else { return }
+        let chosen = ProcessInfo.processInfo.environment["GATEHOUSE_DEMO_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        let password = chosen ?? SecureRandom.token(byteCount: 12)
+        let created = attempt { try DemoData.ensure(config: context.config, clients: context.clients, users: context.users, password: password) }
+        if created {
+            print("demo user: \(DemoData.email) password: \(password)")
+        } else {
+            print("demo user: \(DemoData.email) (password as printed at first start\(chosen != nil ? " or $GATEHOUSE_DEMO_PASSWORD" : ""))")
+        }
+    }
+}

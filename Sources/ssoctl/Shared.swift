@@ -1,0 +1,56 @@
+import AuthServer
+import ArgumentParser
+import Foundation
+import SSOCore
+
+/// What every subcommand opens: the configuration and the migrated database.
+struct Context {
+    let config: GatehouseConfig
+    let database: SQLiteDatabase
+
+    static func open() throws -> Context {
+        do {
+            let config = try GatehouseConfig.load()
+            try FileManager.default.createDirectory(atPath: config.home, withIntermediateDirectories: true)
+            return Context(config: config, database: try IssuerSchema.open(config))
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    var users: UserStore { UserStore(database: database) }
+    var clients: ClientStore { ClientStore(database: database) }
+    var keys: SigningKeyStore { SigningKeyStore(database: database, keysDirectory: config.keysDirectory) }
+}
+
+/// Prints a clear message to standard error and exits 1; nothing was changed.
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data(("ssoctl: error: " + message + "\n").utf8))
+    Foundation.exit(1)
+}
+
+/// Runs `body`, turning any error into `fail`.
+func attempt<T>(_ body: () throws -> T) -> T {
+    do { return try body() } catch { fail("\(error)") }
+}
+
+/// Reads one line from standard input (a password or secret) without its
+/// line ending. Empty input is refused by the store's own rules.
+func readSecretLine(_ what: String) -> String {
+    guard let line = Swift.readLine(strippingNewline: true) else { fail("expected the \(what) on standard input") }
+    return line.hasSuffix("\r") ? String(line.dropLast()) : line
+}
+
+func formatTime(_ seconds: Int64?) -> String {
+    guard let seconds else { return "-" }
+    let formatter = ISO8601DateFormatter()
+    return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+}
+
+func printTable(_ header: [String], _ rows: [[String]]) {
+    let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+    for row in [header] + rows {
+        print(row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+            .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+    }
+}
