@@ -43,7 +43,7 @@ public enum IssuerSchema {
     public static func open(_ config: GatehouseConfig) throws -> SQLiteDatabase {
         // The file holds password and token hashes: owner-only. SQLite gives
         // its -wal and -shm files the same mode as the database file.
-        let created = open(config.databasePath, O_RDWR | O_CREAT, 0o600)
+        let created = Glibc.open(config.databasePath, O_RDWR | O_CREAT, 0o600)
         if created >= 0 { close(created) }
         let database = try SQLiteDatabase(path: config.databasePath)
         try Migrator.migrate(database, migrations: migrations)

@@ -1,0 +1,141 @@
+# Shared by Scripts/run, Scripts/test, Scripts/ssoctl and Scripts/bench.
+# Sourced, not run. Everything here works on a fresh Debian 12 machine.
+
+GATEHOUSE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+[ -d /opt/swift/usr/bin ] && PATH="/opt/swift/usr/bin:$PATH"
+export PATH
+
+# Debian packages the stack needs to build and run.
+RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev openssl curl pkg-config ca-certificates sqlite3)
+
+# The responders: one executable each, one pool of processes each.
+ISSUER_RESPONDERS=(discovery jwks)
+API_RESPONDERS=()
+
+log() { printf '%s\n' "gatehouse: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Installs whichever of the named Debian packages are missing.
+ensure_packages() {
+    local missing=() package
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing Debian packages: ${missing[*]}"
+    [ "$(id -u)" -eq 0 ] || die "missing packages ${missing[*]}; run as root or install them"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+        || die "apt-get install ${missing[*]} failed"
+}
+
+# Builds every product in release mode; prints the binary folder.
+build_release() {
+    (cd "$GATEHOUSE_ROOT" && swift build -c release 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' >&2) || die "release build failed"
+    BIN_DIR="$(cd "$GATEHOUSE_ROOT" && swift build -c release --show-bin-path)"
+    export BIN_DIR
+}
+
+# Reads GATEHOUSE_HOME and GATEHOUSE_BASE_PORT with their defaults.
+load_settings() {
+    GATEHOUSE_HOME="${GATEHOUSE_HOME:-$GATEHOUSE_ROOT/var}"
+    mkdir -p "$GATEHOUSE_HOME"
+    GATEHOUSE_HOME="$(cd "$GATEHOUSE_HOME" && pwd)"
+    GATEHOUSE_BASE_PORT="${GATEHOUSE_BASE_PORT:-8443}"
+    case "$GATEHOUSE_BASE_PORT" in ''|*[!0-9]*) die "GATEHOUSE_BASE_PORT must be a number" ;; esac
+    [ "$GATEHOUSE_BASE_PORT" -ge 1 ] && [ "$GATEHOUSE_BASE_PORT" -le 65532 ] || die "GATEHOUSE_BASE_PORT out of range"
+    GATEHOUSE_WORKERS="${GATEHOUSE_WORKERS:-2}"
+    ISSUER_URL="https://localhost:$GATEHOUSE_BASE_PORT"
+    export GATEHOUSE_HOME GATEHOUSE_BASE_PORT
+}
+
+# The configuration file responders and ssoctl read (environment wins).
+write_config() {
+    cat > "$GATEHOUSE_HOME/gatehouse.conf" <<CONF
+# Written by Scripts/run at every start. Put your own settings in the
+# environment (see README "Configuration"); they override these.
+GATEHOUSE_BASE_PORT=$GATEHOUSE_BASE_PORT
+CONF
+}
+
+# A local CA and a server certificate for localhost, 127.0.0.1 and ::1, made
+# once. The CA key never leaves $GATEHOUSE_HOME/tls (0700).
+ensure_tls() {
+    local tls="$GATEHOUSE_HOME/tls"
+    mkdir -p "$tls" && chmod 700 "$tls"
+    [ -s "$tls/ca.pem" ] && [ -s "$tls/server.pem" ] && [ -s "$tls/server.key" ] && return 0
+    log "creating a local CA and a TLS certificate for localhost in $tls"
+    (
+        cd "$tls" || exit 1
+        umask 077
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem -days 3650 \
+            -subj "/CN=Gatehouse local CA" -addext "basicConstraints=critical,CA:TRUE" \
+            -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null || exit 1
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key -out server.csr \
+            -subj "/CN=localhost" 2>/dev/null || exit 1
+        printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" "basicConstraints=critical,CA:FALSE" \
+            "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" > server.ext
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 825 \
+            -extfile server.ext 2>/dev/null || exit 1
+        rm -f server.csr server.ext
+        chmod 644 ca.pem server.pem
+    ) || die "TLS certificate generation failed"
+}
+
+# The user nginx's workers run as, and the owner of the responder sockets.
+# As root: nobody, when it can read www/ and reach the sockets; else root.
+choose_worker_user() {
+    mkdir -p "$GATEHOUSE_HOME/run/pids"
+    chmod 711 "$GATEHOUSE_HOME" "$GATEHOUSE_HOME/run"
+    WORKER_USER="$(id -un)"
+    NGINX_USER_DIRECTIVE=""
+    [ "$(id -u)" -eq 0 ] || return 0
+    if runuser -u nobody -- test -r "$GATEHOUSE_ROOT/www/index.html" -a -x "$GATEHOUSE_HOME/run" 2>/dev/null; then
+        WORKER_USER=nobody
+        NGINX_USER_DIRECTIVE="user nobody nogroup;"
+    else
+        log "warning: user nobody cannot read $GATEHOUSE_ROOT/www; nginx workers run as root"
+        NGINX_USER_DIRECTIVE="user root root;"
+    fi
+}
+
+# Lines `server unix:...;` for one responder's pool.
+upstream_block() {
+    local name="$1" i
+    printf '    upstream %s {\n' "$name"
+    for ((i = 0; i < GATEHOUSE_WORKERS; i++)); do
+        printf '        server unix:%s/run/%s-%d.sock max_fails=0;\n' "$GATEHOUSE_HOME" "$name" "$i"
+    done
+    printf '    }\n'
+}
+
+listen_directives() {
+    local port="$1" ipv6=""
+    [ -f /proc/net/if_inet6 ] && ip -6 addr show lo 2>/dev/null | grep -q '::1' && ipv6=1
+    printf '127.0.0.1:%s' "$port"
+    [ -n "$ipv6" ] && printf ' ssl;\n        listen [::1]:%s' "$port"
+}
+
+# Renders nginx/gatehouse.conf.template into $GATEHOUSE_HOME/nginx/.
+render_nginx_config() {
+    local out="$GATEHOUSE_HOME/nginx" upstreams="" name
+    mkdir -p "$out" "$GATEHOUSE_HOME/run/nginx" "$GATEHOUSE_HOME/log"
+    for name in "${ISSUER_RESPONDERS[@]}" "${API_RESPONDERS[@]}"; do upstreams+="$(upstream_block "$name")"$'\n'; done
+    cp "$GATEHOUSE_ROOT/nginx/security-headers.conf" "$GATEHOUSE_ROOT/nginx/fastcgi.conf" "$out/"
+    local text
+    text="$(cat "$GATEHOUSE_ROOT/nginx/gatehouse.conf.template")"
+    text="${text//@@UPSTREAMS@@/$upstreams}"
+    text="${text//@@ISSUER_LOCATIONS@@/$(cat "$GATEHOUSE_ROOT/nginx/issuer-locations.conf" 2>/dev/null)}"
+    text="${text//@@API_A_LOCATIONS@@/$(cat "$GATEHOUSE_ROOT/nginx/api-a-locations.conf" 2>/dev/null)}"
+    text="${text//@@API_B_LOCATIONS@@/$(cat "$GATEHOUSE_ROOT/nginx/api-b-locations.conf" 2>/dev/null)}"
+    text="${text//@@USER_DIRECTIVE@@/$NGINX_USER_DIRECTIVE}"
+    text="${text//@@LOGIN_RATE@@/${GATEHOUSE_LOGIN_RATE:-10r/s}}"
+    text="${text//@@TOKEN_RATE@@/${GATEHOUSE_TOKEN_RATE:-50r/s}}"
+    text="${text//@@LISTEN_ISSUER@@/$(listen_directives "$GATEHOUSE_BASE_PORT")}"
+    text="${text//@@LISTEN_API_A@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 1)))}"
+    text="${text//@@LISTEN_API_B@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 2)))}"
+    text="${text//@@LISTEN_APP_LINKS@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 3)))}"
+    text="${text//@@ROOT@@/$GATEHOUSE_ROOT}"
+    text="${text//@@HOME@@/$GATEHOUSE_HOME}"
+    printf '%s\n' "$text" > "$out/nginx.conf"
+}

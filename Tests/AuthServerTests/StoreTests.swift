@@ -1,0 +1,94 @@
+import Foundation
+import XCTest
+@testable import AuthServer
+import SSOCore
+
+final class StoreTests: XCTestCase {
+    var issuer: TemporaryIssuer!
+    override func setUpWithError() throws { issuer = try TemporaryIssuer() }
+    override func tearDown() { issuer.cleanUp() }
+
+    func testDatabaseFileIsOwnerOnly() throws {
+        let mode = try FileManager.default.attributesOfItem(atPath: issuer.config.databasePath)[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o600)
+    }
+
+    func testUserAddFindAndRefusals() throws {
+        let user = try issuer.users.add(email: "bob@example.com", name: "Bob", password: "long enough")
+        XCTAssertEqual(try issuer.users.find(email: "BOB@example.com")?.subject, user.subject, "email is case-insensitive")
+        XCTAssertTrue(PasswordHasher().verify(password: "long enough", against: user.passwordHash))
+        let before = try issuer.snapshot()
+        XCTAssertThrowsError(try issuer.users.add(email: "bob@example.com", name: "Bob 2", password: "long enough"))
+        XCTAssertThrowsError(try issuer.users.add(email: "carol@example.com", name: "Carol", password: ""))
+        XCTAssertThrowsError(try issuer.users.add(email: "carol@example.com", name: "Carol", password: "short"))
+        XCTAssertThrowsError(try issuer.users.add(email: "not-an-email", name: "Carol", password: "long enough"))
+        XCTAssertThrowsError(try issuer.users.add(email: "c@example.com\r\nX: y", name: "Carol", password: "long enough"))
+        XCTAssertThrowsError(try issuer.users.add(email: "c@example.com", name: "", password: "long enough"))
+        XCTAssertThrowsError(try issuer.users.add(email: "c@example.com", name: "C", password: "long enough", roles: ["bad role"]))
+        XCTAssertThrowsError(try issuer.users.setPassword(email: "nobody@example.com", password: "long enough"))
+        XCTAssertThrowsError(try issuer.users.disable(email: "nobody@example.com"))
+        XCTAssertEqual(try issuer.snapshot(), before, "refused changes leave the database unchanged")
+        try issuer.users.disable(email: "bob@example.com")
+        XCTAssertEqual(try issuer.users.find(email: "bob@example.com")?.disabled, true)
+    }
+
+    func testClientRegistrationRules() throws {
+        let client = try issuer.clients.add(clientID: "app", redirectURIs: ["com.example.app:/cb", "https://app.example.com/cb", "http://127.0.0.1/cb"],
+                                            postLogoutRedirectURIs: ["com.example.app:/bye"], scopes: ["openid", "api:serverA"], nativeSSOGroup: "g")
+        XCTAssertFalse(client.isConfidential)
+        XCTAssertEqual(client.redirectURIs.count, 3)
+        XCTAssertEqual(client.postLogoutRedirectURIs, ["com.example.app:/bye"])
+        let before = try issuer.snapshot()
+        let refused: [(String, [String], [String])] = [
+            ("app", ["https://a.example/cb"], ["openid"]),                        // duplicate
+            ("bad id!", ["https://a.example/cb"], ["openid"]),
+            ("b", [], ["openid"]),
+            ("b", ["javascript:alert(1)"], ["openid"]),
+            ("b", ["http://example.com/cb"], ["openid"]),
+            ("b", ["https://a.example/cb#frag"], ["openid"]),
+            ("b", ["https://a.example/c b"], ["openid"]),
+            ("b", ["relative/path"], ["openid"]),
+            ("b", ["https://a.example/cb"], ["bad\"scope"]),
+        ]
+        for (id, uris, scopes) in refused {
+            XCTAssertThrowsError(try issuer.clients.add(clientID: id, redirectURIs: uris, scopes: scopes), "\(id) \(uris) \(scopes)")
+        }
+        XCTAssertThrowsError(try issuer.clients.add(clientID: "c", redirectURIs: ["https://a.example/cb"], scopes: [], secret: "short"))
+        XCTAssertEqual(try issuer.snapshot(), before)
+        let confidential = try issuer.clients.add(clientID: "svc", redirectURIs: ["https://svc.example/cb"], scopes: [],
+                                                  secret: "a-long-enough-secret")
+        XCTAssertTrue(confidential.isConfidential)
+        XCTAssertEqual(confidential.scopes, ["openid"])
+        XCTAssertFalse(confidential.secretHash?.contains("a-long-enough-secret") ?? true, "secret stored hashed")
+    }
+
+    func testKeyRotationAndRetirement() throws {
+        let keys = issuer.keys
+        let first = try keys.rotate()
+        let second = try keys.rotate()
+        XCTAssertEqual(try keys.activeKID(), second)
+        XCTAssertEqual(try keys.publishedKeys().map(\.kid), [second, first], "active first, old key still published")
+        let mode = try FileManager.default.attributesOfItem(atPath: keys.privateKeyPath(second))[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o600)
+        XCTAssertThrowsError(try keys.retire(kid: second), "the active key cannot be retired")
+        XCTAssertThrowsError(try keys.retire(kid: "nope"))
+        try keys.retire(kid: first)
+        XCTAssertEqual(try keys.publishedKeys().map(\.kid), [second])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: keys.privateKeyPath(first)), "retired private key deleted")
+        XCTAssertThrowsError(try keys.retire(kid: first), "already retired")
+        XCTAssertEqual(try keys.activeSigningKey().kid, second)
+    }
+
+    func testDemoDataMatchesTheContract() throws {
+        XCTAssertTrue(try DemoData.ensure(config: issuer.config, clients: issuer.clients, users: issuer.users, password: "demo-password"))
+        XCTAssertFalse(try DemoData.ensure(config: issuer.config, clients: issuer.clients, users: issuer.users, password: "other-pass"))
+        let client = try XCTUnwrap(issuer.clients.find(clientID: "mobile-app-002"))
+        XCTAssertEqual(client.nativeSSOGroup, "demo")
+        XCTAssertEqual(Set(client.redirectURIs), ["myapp:auth/callback", "https://localhost:8443/mobile/postlogin.html", "http://127.0.0.1/callback"])
+        XCTAssertEqual(Set(client.postLogoutRedirectURIs), ["myapp:auth/logout", "https://localhost:8443/mobile/postlogout.html"])
+        XCTAssertEqual(client.scopes, ["openid", "profile", "email", "offline_access", "device_sso", "api:serverA", "api:serverB"])
+        let alice = try XCTUnwrap(issuer.users.find(email: "alice@example.com"))
+        XCTAssertEqual(alice.name, "Alice Martin")
+        XCTAssertEqual(alice.roles, ["user"])
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import XCTest
+@testable import AuthServer
+import SSOCore
+
+final class WellKnownResponderTests: XCTestCase {
+    var issuer: TemporaryIssuer!
+    override func setUpWithError() throws { issuer = try TemporaryIssuer() }
+    override func tearDown() { issuer.cleanUp() }
+
+    func testJWKSPublishesKeysThatVerifyIssuerSignatures() throws {
+        try issuer.keys.rotate()
+        let responder = JWKSResponder(database: issuer.database, keys: issuer.keys)
+        let response = try responder.respond(to: Request(method: "GET", path: "/.well-known/jwks.json"))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.header("Content-Type"), "application/json")
+        XCTAssertEqual(response.header("Cache-Control"), "public, max-age=60")
+        let set = try JSONDecoder().decode(JWKSet.self, from: Data(response.body))
+        XCTAssertEqual(set.keys.count, 1)
+        let jwk = set.keys[0]
+        XCTAssertEqual([jwk.kty, jwk.use, jwk.alg], ["RSA", "sig", "RS256"])
+
+        // A token signed with the issuer's active key verifies with the published JWK.
+        let signer = try issuer.keys.activeSigningKey()
+        XCTAssertEqual(jwk.kid, signer.kid)
+        let token = try JWTSigner.sign(["sub": "alice"], header: JWTHeader(kid: signer.kid, typ: "JWT"), key: signer.key)
+        let published = try jwk.publicKey()
+        XCTAssertNoThrow(try CompactJWT(parsing: token).verifyRS256 { $0 == jwk.kid ? published : nil })
+    }
+
+    func testJWKSFollowsRotationAndRetirementWithoutRestart() throws {
+        let first = try issuer.keys.rotate()
+        let responder = JWKSResponder(database: issuer.database, keys: issuer.keys)
+        func kids() throws -> [String?] {
+            try JSONDecoder().decode(JWKSet.self, from: Data(responder.respond(to: Request(method: "GET", path: "/")).body)).keys.map(\.kid)
+        }
+        XCTAssertEqual(try kids(), [first])
+        // Another process (ssoctl) rotates: a second connection, as in production.
+        let other = try SQLiteDatabase(path: issuer.config.databasePath)
+        let otherKeys = SigningKeyStore(database: other, keysDirectory: issuer.config.keysDirectory)
+        let second = try otherKeys.rotate()
+        XCTAssertEqual(try kids(), [second, first])
+        try otherKeys.retire(kid: first)
+        XCTAssertEqual(try kids(), [second])
+    }
+
+    func testJWKSConditionalGetAndMethods() throws {
+        try issuer.keys.rotate()
+        let responder = JWKSResponder(database: issuer.database, keys: issuer.keys)
+        let first = try responder.respond(to: Request(method: "GET", path: "/"))
+        let tag = try XCTUnwrap(first.header("ETag"))
+        let conditional = try responder.respond(to: Request(method: "GET", path: "/", headers: ["if-none-match": tag]))
+        XCTAssertEqual(conditional.status, 304)
+        XCTAssertTrue(conditional.body.isEmpty)
+        let post = try responder.respond(to: Request(method: "POST", path: "/"))
+        XCTAssertEqual(post.status, 405)
+        XCTAssertEqual(post.header("Allow"), "GET, HEAD")
+    }
+
+    func testDiscoveryIsTruthful() throws {
+        let responder = try DiscoveryResponder(document: DiscoveryDocument(config: issuer.config))
+        let response = try responder.respond(to: Request(method: "GET", path: "/.well-known/openid-configuration"))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.header("Cache-Control"), "public, max-age=3600")
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        XCTAssertEqual(document["issuer"] as? String, "https://localhost:8443")
+        XCTAssertEqual(document["jwks_uri"] as? String, "https://localhost:8443/.well-known/jwks.json")
+        XCTAssertEqual(document["code_challenge_methods_supported"] as? [String], ["S256"])
+        XCTAssertEqual(document["response_types_supported"] as? [String], ["code"])
+        XCTAssertEqual(document["id_token_signing_alg_values_supported"] as? [String], ["RS256"])
+        XCTAssertTrue((document["token_endpoint_auth_methods_supported"] as? [String])?.contains("none") ?? false)
+        XCTAssertEqual(document["authorization_response_iss_parameter_supported"] as? Bool, true)
+        XCTAssertEqual(try responder.respond(to: Request(method: "DELETE", path: "/")).status, 405)
+    }
+
+    func testConfigRejectsBadValues() {
+        XCTAssertThrowsError(try GatehouseConfig(home: "/tmp", values: ["GATEHOUSE_BASE_PORT": "http"]))
+        XCTAssertThrowsError(try GatehouseConfig(home: "/tmp", values: ["GATEHOUSE_ISSUER": "http://plain.example"]))
+        XCTAssertThrowsError(try GatehouseConfig(home: "/tmp", values: ["GATEHOUSE_ISSUER": "https://a.example/path"]))
+        let moved = try? GatehouseConfig(home: "/tmp", values: ["GATEHOUSE_BASE_PORT": "9443"])
+        XCTAssertEqual(moved?.issuer, "https://localhost:9443")
+        XCTAssertEqual(moved?.apiBOrigin, "https://localhost:9445")
+        XCTAssertEqual(moved?.appLinksOrigin, "https://localhost:9446")
+    }
+
+    func testAppLinkFilesCarryConfiguredIdentities() throws {
+        var config = issuer.config
+        config.appleTeamID = "TEAM123456"
+        config.iosBundleID = "com.acme.app"
+        config.androidPackage = "com.acme.android"
+        config.androidCertificateFingerprints = ["AA:BB"]
+        let apple = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(AppLinkFiles.appleAppSiteAssociation(config))) as? [String: Any])
+        let details = (apple["applinks"] as? [String: Any])?["details"] as? [[String: Any]]
+        XCTAssertEqual(details?.first?["appIDs"] as? [String], ["TEAM123456.com.acme.app"])
+        let android = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(AppLinkFiles.assetLinks(config))) as? [[String: Any]])
+        let target = android.first?["target"] as? [String: Any]
+        XCTAssertEqual(target?["package_name"] as? String, "com.acme.android")
+        XCTAssertEqual(target?["sha256_cert_fingerprints"] as? [String], ["AA:BB"])
+    }
+}
