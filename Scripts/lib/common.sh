@@ -8,6 +8,10 @@ export PATH
 # Debian packages the stack needs to build and run.
 RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev openssl curl pkg-config ca-certificates sqlite3)
 
+# And what the tests need on top: a real browser and its WebDriver.
+TEST_PACKAGES=(chromium chromium-driver python3 python3-pip)
+PYTHON_MODULES=(pytest requests cryptography joserfc selenium)
+
 # The responders: one executable each, one pool of processes each.
 ISSUER_RESPONDERS=(discovery jwks)
 API_RESPONDERS=()
@@ -27,6 +31,19 @@ ensure_packages() {
     DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
         || die "apt-get install ${missing[*]} failed"
+}
+
+# Installs the Python modules the end-to-end tests import, from PyPI.
+ensure_python_modules() {
+    local missing=() module
+    for module in "${PYTHON_MODULES[@]}"; do
+        python3 -c "import $module" 2>/dev/null || missing+=("$module")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing Python modules: ${missing[*]}"
+    python3 -m pip install -q --disable-pip-version-check "${missing[@]}" 2>/dev/null \
+        || python3 -m pip install -q --disable-pip-version-check --break-system-packages "${missing[@]}" \
+        || die "pip install ${missing[*]} failed"
 }
 
 # Builds every product in release mode; prints the binary folder.

@@ -25,9 +25,9 @@ final class EncodingTests: XCTestCase {
     /// RFC 7636 Appendix B.
     func testPKCES256KnownAnswer() {
         let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
-        XCTAssertEqual(PKCE.s256Challenge(verifier: verifier), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGEzvW5tCM")
+        XCTAssertEqual(PKCE.s256Challenge(verifier: verifier), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
         XCTAssertTrue(PKCE.isValidVerifier(verifier))
-        XCTAssertTrue(PKCE.isValidS256Challenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGEzvW5tCM"))
+        XCTAssertTrue(PKCE.isValidS256Challenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"))
     }
 
     func testPKCEVerifierRules() {

@@ -48,9 +48,15 @@ public final class RSAKey {
         let e = try BigNumber(bigEndian: exponent)
         guard let builder = OSSL_PARAM_BLD_new() else { throw OpenSSLError("OSSL_PARAM_BLD_new") }
         defer { OSSL_PARAM_BLD_free(builder) }
-        guard OSSL_PARAM_BLD_push_BN(builder, "n", n.handle) == 1,
-              OSSL_PARAM_BLD_push_BN(builder, "e", e.handle) == 1,
-              let params = OSSL_PARAM_BLD_to_param(builder) else { throw OpenSSLError("OSSL_PARAM_BLD") }
+        // The builder keeps pointers to n, e and the key names until to_param
+        // copies them: the numbers must outlive that call (not just their last
+        // Swift use), and the names must be static, not bridged temporaries.
+        let built = withExtendedLifetime((n, e)) { () -> UnsafeMutablePointer<OSSL_PARAM>? in
+            guard OSSL_PARAM_BLD_push_BN(builder, staticCString("n"), n.handle) == 1,
+                  OSSL_PARAM_BLD_push_BN(builder, staticCString("e"), e.handle) == 1 else { return nil }
+            return OSSL_PARAM_BLD_to_param(builder)
+        }
+        guard let params = built else { throw OpenSSLError("OSSL_PARAM_BLD") }
         defer { OSSL_PARAM_free(params) }
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw OpenSSLError("EVP_PKEY_CTX_new_from_name") }
         defer { EVP_PKEY_CTX_free(context) }
@@ -120,6 +126,11 @@ public final class RSAKey {
         }
         return result == 1
     }
+}
+
+/// A C string pointer that stays valid for the life of the process.
+private func staticCString(_ text: StaticString) -> UnsafePointer<CChar> {
+    UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
 /// Owns one `EVP_MD_CTX`.

@@ -1,0 +1,119 @@
+"""Starts and stops a real Gatehouse stack (Scripts/run) for the end-to-end tests.
+
+Each stack gets a temporary GATEHOUSE_HOME and four free consecutive ports,
+so tests never touch var/ or a stack the developer is running."""
+import os
+import random
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import requests
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEMO_PASSWORD = "demo-password-e2e"
+
+
+def free_base_port():
+    """A base port whose base..base+3 are all free on 127.0.0.1 and ::1."""
+    for _ in range(200):
+        base = random.randint(20000, 60000)
+        if all(_port_free(base + i) for i in range(4)):
+            return base
+    raise RuntimeError("no four consecutive free ports")
+
+
+def _port_free(port):
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((host, port))
+            except OSError as error:
+                if family == socket.AF_INET6 and error.errno == 99:  # no IPv6 here
+                    continue
+                return False
+    return True
+
+
+class Stack:
+    def __init__(self, home=None, extra_env=None):
+        self.home = home or tempfile.mkdtemp(prefix="gatehouse-e2e-")
+        self.base = free_base_port()
+        self.issuer = f"https://localhost:{self.base}"
+        self.api_a = f"https://localhost:{self.base + 1}"
+        self.api_b = f"https://localhost:{self.base + 2}"
+        self.app_links = f"https://localhost:{self.base + 3}"
+        self.env = dict(os.environ, GATEHOUSE_HOME=self.home, GATEHOUSE_BASE_PORT=str(self.base),
+                        GATEHOUSE_DEMO_PASSWORD=DEMO_PASSWORD, GATEHOUSE_SKIP_BUILD="1",
+                        BIN_DIR=os.environ["BIN_DIR"], **(extra_env or {}))
+        self.process = None
+        self.output_path = os.path.join(self.home, "run-output.txt")
+
+    @property
+    def ca(self):
+        return os.path.join(self.home, "tls", "ca.pem")
+
+    def start(self, timeout=60):
+        self.output = open(self.output_path, "ab")
+        self.output_start = self.output.tell()  # a restarted home appends to the same file
+        self.process = subprocess.Popen([os.path.join(ROOT, "Scripts", "run")], env=self.env, cwd=ROOT,
+                                        stdout=self.output, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Scripts/run exited {self.process.returncode}:\n{self.log()}")
+            if "Gatehouse is running" in self.log()[self.output_start:]:
+                return self
+            time.sleep(0.1)
+        raise RuntimeError(f"stack not ready in {timeout}s:\n{self.log()}")
+
+    def log(self):
+        with open(self.output_path, "r", encoding="latin-1") as handle:
+            return handle.read()
+
+    def stop(self, sig=signal.SIGTERM, timeout=20):
+        """Signals Scripts/run and returns its exit code."""
+        if self.process is None or self.process.poll() is not None:
+            return self.process.returncode if self.process else None
+        self.process.send_signal(sig)
+        try:
+            return self.process.wait(timeout=timeout)
+        finally:
+            self.output.close()
+
+    def processes(self):
+        """Processes still running that belong to this stack's home."""
+        found = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    command = handle.read().replace(b"\0", b" ").decode(errors="replace")
+                with open(f"/proc/{pid}/environ", "rb") as handle:
+                    environ = handle.read()
+            except OSError:
+                continue
+            if self.home in command or f"GATEHOUSE_HOME={self.home}".encode() in environ.split(b"\0"):
+                found.append((int(pid), command))
+        return found
+
+    def session(self):
+        http = requests.Session()
+        http.verify = self.ca
+        http.trust_env = False  # the environment sets REQUESTS_CA_BUNDLE
+        return http
+
+    def ssoctl(self, *args, input=None):
+        return subprocess.run([os.path.join(os.environ["BIN_DIR"], "ssoctl"), *args], env=self.env, input=input,
+                              capture_output=True, text=True, timeout=60)
+
+    def pid(self, name):
+        with open(os.path.join(self.home, "run", "pids", f"{name}.pid")) as handle:
+            return int(handle.read().strip())
+
+    def database_dump(self):
+        return subprocess.run(["sqlite3", os.path.join(self.home, "gatehouse.sqlite"), ".dump"],
+                              capture_output=True, text=True, check=True).stdout

@@ -1,0 +1,108 @@
+"""Discovery, JWKS and the app-link files, through nginx with TLS."""
+import base64
+import json
+import os
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding
+from joserfc import jwt
+from joserfc.jwk import KeySet
+
+SECURITY_HEADERS = {
+    "Strict-Transport-Security": "max-age=31536000",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def test_discovery_is_complete_and_cacheable(stack, http):
+    response = http.get(stack.issuer + "/.well-known/openid-configuration")
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == "application/json"
+    assert response.headers["Cache-Control"] == "public, max-age=3600"
+    for name, value in SECURITY_HEADERS.items():
+        assert response.headers[name] == value
+    document = response.json()
+    assert document["issuer"] == stack.issuer
+    assert document["jwks_uri"] == stack.issuer + "/.well-known/jwks.json"
+    assert document["code_challenge_methods_supported"] == ["S256"]
+    assert document["response_types_supported"] == ["code"]
+    assert document["id_token_signing_alg_values_supported"] == ["RS256"]
+    assert "none" in document["token_endpoint_auth_methods_supported"]
+    assert document["authorization_response_iss_parameter_supported"] is True
+    assert len(response.headers["X-Request-Id"]) == 32
+
+
+def test_jwks_lists_the_active_key_with_every_member(stack, http):
+    response = http.get(stack.issuer + "/.well-known/jwks.json")
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == "application/json"
+    assert response.headers["Cache-Control"] == "public, max-age=60"
+    keys = response.json()["keys"]
+    assert len(keys) >= 1
+    for key in keys:
+        assert set(key) == {"kid", "kty", "use", "alg", "n", "e"}
+        assert (key["kty"], key["use"], key["alg"], key["e"]) == ("RSA", "sig", "RS256", "AQAB")
+        assert len(base64.urlsafe_b64decode(key["n"] + "==")) == 256  # RSA-2048
+    etag = response.headers["ETag"]
+    assert http.get(stack.issuer + "/.well-known/jwks.json", headers={"If-None-Match": etag}).status_code == 304
+
+
+def test_a_token_signed_with_the_issuer_key_verifies_against_the_published_jwks(stack, http):
+    """The private key on disk and the JWKS served through nginx are one key pair,
+    checked by another JOSE implementation (joserfc)."""
+    keys = http.get(stack.issuer + "/.well-known/jwks.json").json()
+    active = stack.ssoctl("keys", "list").stdout.splitlines()[1].split()[0]
+    with open(os.path.join(stack.home, "keys", active + ".pem"), "rb") as handle:
+        private_key = serialization.load_pem_private_key(handle.read(), password=None)
+    header = b64url(json.dumps({"alg": "RS256", "kid": active, "typ": "JWT"}).encode())
+    payload = b64url(json.dumps({"iss": stack.issuer, "sub": "alice"}).encode())
+    signature = private_key.sign(f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())
+    token = f"{header}.{payload}.{b64url(signature)}"
+    decoded = jwt.decode(token, KeySet.import_key_set(keys), algorithms=["RS256"])
+    assert decoded.claims["sub"] == "alice"
+    assert decoded.header["kid"] == active
+
+
+def test_key_rotation_shows_in_jwks_without_restart(stack, http):
+    before = [key["kid"] for key in http.get(stack.issuer + "/.well-known/jwks.json").json()["keys"]]
+    result = stack.ssoctl("keys", "rotate")
+    assert result.returncode == 0, result.stderr
+    new_kid = result.stdout.split()[-1]
+    for _ in range(4):  # every process of the pool sees it
+        after = [key["kid"] for key in http.get(stack.issuer + "/.well-known/jwks.json").json()["keys"]]
+        assert after[0] == new_kid
+        assert set(before) <= set(after)
+    assert stack.ssoctl("keys", "retire", new_kid).returncode != 0, "the active key cannot be retired"
+    assert stack.ssoctl("keys", "retire", before[0]).returncode == 0
+    after = [key["kid"] for key in http.get(stack.issuer + "/.well-known/jwks.json").json()["keys"]]
+    assert before[0] not in after and new_kid in after
+
+
+def test_app_link_files_are_json_on_the_app_links_host(stack, http):
+    apple = http.get(stack.app_links + "/.well-known/apple-app-site-association")
+    assert apple.status_code == 200
+    assert apple.headers["Content-Type"] == "application/json"
+    details = apple.json()["applinks"]["details"][0]
+    assert details["appIDs"] == ["ABCDE12345.com.example.gatehouse.demo"]
+    android = http.get(stack.app_links + "/.well-known/assetlinks.json")
+    assert android.status_code == 200
+    assert android.headers["Content-Type"] == "application/json"
+    statement = android.json()[0]
+    assert statement["target"]["package_name"] == "com.example.gatehouse.demo"
+    assert "delegate_permission/common.handle_all_urls" in statement["relation"]
+    # The issuer does not serve them; the app-links host serves nothing else.
+    assert http.get(stack.issuer + "/.well-known/assetlinks.json").status_code == 404
+    assert http.get(stack.app_links + "/.well-known/jwks.json").status_code == 404
+
+
+def test_static_pages_carry_the_page_security_policy(stack, http):
+    response = http.get(stack.issuer + "/")
+    assert response.status_code == 200
+    policy = response.headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy and "unsafe-inline" not in policy
