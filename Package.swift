@@ -11,6 +11,11 @@ let package = Package(
         .executable(name: "discovery", targets: ["discovery"]),
         .executable(name: "ssoctl", targets: ["ssoctl"]),
         .executable(name: "hello-fcgi", targets: ["hello-fcgi"]),
+        .executable(name: "authorize", targets: ["authorize"]),
+        .executable(name: "login", targets: ["login"]),
+        .executable(name: "token", targets: ["token"]),
+        .executable(name: "api-a", targets: ["api-a"]),
+        .executable(name: "api-b", targets: ["api-b"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -25,12 +30,19 @@ let package = Package(
         .executableTarget(name: "jwks", dependencies: ["SSOCore", "AuthServer"]),
         .executableTarget(name: "discovery", dependencies: ["SSOCore", "AuthServer"]),
         .executableTarget(name: "hello-fcgi", dependencies: ["SSOCore"]),
+        .executableTarget(name: "authorize", dependencies: ["SSOCore", "AuthServer"]),
+        .executableTarget(name: "login", dependencies: ["SSOCore", "AuthServer"]),
+        .executableTarget(name: "token", dependencies: ["SSOCore", "AuthServer"]),
+        // The resource servers: SSOCore and ResourceServer only, never AuthServer.
+        .executableTarget(name: "api-a", dependencies: ["SSOCore", "ResourceServer"]),
+        .executableTarget(name: "api-b", dependencies: ["SSOCore", "ResourceServer"]),
         .executableTarget(name: "ssoctl", dependencies: [
             "SSOCore", "AuthServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "SSOCoreTests", dependencies: ["SSOCore"]),
         .testTarget(name: "AuthServerTests", dependencies: ["AuthServer", "SSOCore"]),
+        .testTarget(name: "ResourceServerTests", dependencies: ["ResourceServer", "SSOCore"]),
     ],
     swiftLanguageModes: [.v5]
 )

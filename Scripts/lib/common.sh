@@ -13,8 +13,8 @@ TEST_PACKAGES=(chromium chromium-driver python3 python3-pip)
 PYTHON_MODULES=(pytest requests cryptography joserfc selenium)
 
 # The responders: one executable each, one pool of processes each.
-ISSUER_RESPONDERS=(discovery jwks)
-API_RESPONDERS=()
+ISSUER_RESPONDERS=(discovery jwks authorize login token)
+API_RESPONDERS=(api-a api-b)
 
 log() { printf '%s\n' "gatehouse: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -139,6 +139,8 @@ render_nginx_config() {
     mkdir -p "$out" "$GATEHOUSE_HOME/run/nginx" "$GATEHOUSE_HOME/log"
     for name in "${ISSUER_RESPONDERS[@]}" "${API_RESPONDERS[@]}"; do upstreams+="$(upstream_block "$name")"$'\n'; done
     cp "$GATEHOUSE_ROOT/nginx/security-headers.conf" "$GATEHOUSE_ROOT/nginx/fastcgi.conf" "$out/"
+    sed -e "s#@@HOME@@#$GATEHOUSE_HOME#g" -e "s#@@APP_LINKS_ORIGIN@@#https://localhost:$((GATEHOUSE_BASE_PORT + 3))#g" \
+        "$GATEHOUSE_ROOT/nginx/page-headers.conf" > "$out/page-headers.conf"
     local text
     text="$(cat "$GATEHOUSE_ROOT/nginx/gatehouse.conf.template")"
     text="${text//@@UPSTREAMS@@/$upstreams}"

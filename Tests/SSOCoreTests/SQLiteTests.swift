@@ -20,8 +20,8 @@ final class SQLiteTests: XCTestCase {
 
     func testMigrationsRunOnceAndInOrder() throws {
         let database = try SQLiteDatabase(path: path)
-        XCTAssertEqual(try Migrator.migrate(database, migrations: migrations), 2)
-        XCTAssertEqual(try Migrator.migrate(database, migrations: migrations), 2)
+        XCTAssertEqual(try Migrator.migrate(database, component: "test", migrations: migrations), 2)
+        XCTAssertEqual(try Migrator.migrate(database, component: "test", migrations: migrations), 2)
         XCTAssertEqual(try database.queryOne("PRAGMA journal_mode")?.string(0), "wal")
         try database.execute("INSERT INTO codes (hash, note) VALUES (?, ?)", ["h1", "n"])
         XCTAssertEqual(try database.queryOne("SELECT note FROM codes")?.string(0), "n")
@@ -29,7 +29,7 @@ final class SQLiteTests: XCTestCase {
 
     func testSingleUseIsOneAtomicStatement() throws {
         let database = try SQLiteDatabase(path: path)
-        try Migrator.migrate(database, migrations: migrations)
+        try Migrator.migrate(database, component: "test", migrations: migrations)
         try database.execute("INSERT INTO codes (hash) VALUES (?)", ["h1"])
         let consume = "UPDATE codes SET used = 1 WHERE hash = ? AND used = 0 RETURNING hash"
         XCTAssertEqual(try database.query(consume, ["h1"]).count, 1)
@@ -38,7 +38,7 @@ final class SQLiteTests: XCTestCase {
 
     func testTransactionRollsBackOnError() throws {
         let database = try SQLiteDatabase(path: path)
-        try Migrator.migrate(database, migrations: migrations)
+        try Migrator.migrate(database, component: "test", migrations: migrations)
         struct Abort: Error {}
         XCTAssertThrowsError(try database.transaction {
             try database.execute("INSERT INTO codes (hash) VALUES ('x')")
@@ -49,7 +49,7 @@ final class SQLiteTests: XCTestCase {
 
     func testBindingsAreValuesNeverSQL() throws {
         let database = try SQLiteDatabase(path: path)
-        try Migrator.migrate(database, migrations: migrations)
+        try Migrator.migrate(database, component: "test", migrations: migrations)
         let hostile = "x'); DROP TABLE codes; --"
         try database.execute("INSERT INTO codes (hash) VALUES (?)", [.text(hostile)])
         XCTAssertEqual(try database.queryOne("SELECT hash FROM codes")?.string(0), hostile)
@@ -60,7 +60,7 @@ final class SQLiteTests: XCTestCase {
 
     func testConstraintErrorIsRecognised() throws {
         let database = try SQLiteDatabase(path: path)
-        try Migrator.migrate(database, migrations: migrations)
+        try Migrator.migrate(database, component: "test", migrations: migrations)
         try database.execute("INSERT INTO codes (hash) VALUES ('dup')")
         XCTAssertThrowsError(try database.execute("INSERT INTO codes (hash) VALUES ('dup')")) {
             XCTAssertTrue(($0 as? SQLiteError)?.isConstraint ?? false)
@@ -71,7 +71,7 @@ final class SQLiteTests: XCTestCase {
     /// yields a busy error (which responders turn into 503), not a hang.
     func testWriteLockedDatabaseIsBusyNotHung() throws {
         let holder = try SQLiteDatabase(path: path)
-        try Migrator.migrate(holder, migrations: migrations)
+        try Migrator.migrate(holder, component: "test", migrations: migrations)
         let waiter = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 100)
         try holder.execute("BEGIN IMMEDIATE")
         defer { _ = try? holder.execute("ROLLBACK") }
@@ -84,7 +84,7 @@ final class SQLiteTests: XCTestCase {
 
     func testDataVersionChangesOnOtherConnectionsCommit() throws {
         let a = try SQLiteDatabase(path: path)
-        try Migrator.migrate(a, migrations: migrations)
+        try Migrator.migrate(a, component: "test", migrations: migrations)
         let b = try SQLiteDatabase(path: path)
         let before = try a.dataVersion()
         XCTAssertEqual(try a.dataVersion(), before)

@@ -46,7 +46,7 @@ public enum IssuerSchema {
         let created = Glibc.open(config.databasePath, O_RDWR | O_CREAT, 0o600)
         if created >= 0 { close(created) }
         let database = try SQLiteDatabase(path: config.databasePath)
-        try Migrator.migrate(database, migrations: migrations)
+        try Migrator.migrate(database, component: "issuer", migrations: migrations)
         return database
     }
 }

@@ -1,0 +1,6 @@
+import XCTest
+@testable import ResourceServer
+
+final class ResourceServerPlaceholderTests: XCTestCase {
+    func testModuleLinks() { XCTAssertNotNil(ResourceServerModule.self) }
+}
