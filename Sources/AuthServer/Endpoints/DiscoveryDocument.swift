@@ -23,6 +23,8 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     public init(config: GatehouseConfig) {
         issuer = config.issuer
         jwks_uri = config.issuer + "/.well-known/jwks.json"
+        authorization_endpoint = config.issuer + "/authorize"
+        token_endpoint = config.issuer + "/token"
         response_types_supported = ["code"]
         response_modes_supported = ["query"]
         grant_types_supported = ["authorization_code"]

@@ -51,6 +51,12 @@ public final class UserStore {
             """, [.text(email)]).map(Self.user)
     }
 
+    public func find(id: Int64) throws -> User? {
+        try database.queryOne("""
+            SELECT id, subject, email, name, password_hash, roles, disabled FROM users WHERE id = ?
+            """, [.integer(id)]).map(Self.user)
+    }
+
     public func find(subject: String) throws -> User? {
         try database.queryOne("""
             SELECT id, subject, email, name, password_hash, roles, disabled FROM users WHERE subject = ?

@@ -68,7 +68,7 @@ public enum FormParser {
         return FormParameters(pairs: pairs)
     }
 
-    static func decode(_ raw: ArraySlice<UInt8>) throws -> String {
+    public static func decode(_ raw: ArraySlice<UInt8>) throws -> String {
         var output = [UInt8]()
         output.reserveCapacity(raw.count)
         var index = raw.startIndex

@@ -1,0 +1,82 @@
+import SSOCore
+
+/// `GET|POST /authorize` (RFC 6749 §4.1.1, OIDC Core §3.1.2).
+public final class AuthorizeResponder: Responder {
+    let config: GatehouseConfig
+    let validator: AuthorizationRequestValidator
+    let sessions: SSOSessionStore
+    let pending: PendingAuthorizationStore
+    let codes: AuthorizationCodeStore
+    let clock: Clock
+
+    public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) {
+        self.config = config
+        validator = AuthorizationRequestValidator(clients: ClientStore(database: database))
+        sessions = SSOSessionStore(database: database, clock: clock)
+        pending = PendingAuthorizationStore(database: database, clock: clock)
+        codes = AuthorizationCodeStore(database: database, clock: clock)
+        self.clock = clock
+    }
+
+    public func respond(to request: Request) throws -> Response {
+        // OIDC Core §3.1.2.1: "Authorization Servers MUST support the use of
+        // the HTTP GET and POST methods."
+        let parameters: FormParameters
+        do {
+            switch request.method {
+            case "GET": parameters = try request.queryParameters()
+            case "POST": parameters = try request.formParameters()
+            default: return .methodNotAllowed(allowed: ["GET", "POST"])
+            }
+        } catch let error as FormError {
+            return ErrorPage.render(title: "Sign-in error", message: "The sign-in request is malformed (\(error.code.rawValue)).",
+                                    status: error.code == .unsupportedMediaType ? 415 : 400)
+        }
+
+        let authorization: AuthorizationRequest
+        do {
+            authorization = try validator.validate(parameters)
+        } catch AuthorizationFailure.errorPage(let message) {
+            return ErrorPage.render(title: "Sign-in error", message: message)
+        } catch AuthorizationFailure.redirect(let redirectURI, let state, let error) {
+            return AuthorizationResponse.error(redirectURI: redirectURI, error: error, state: state, issuer: config.issuer)
+        }
+
+        let session = try request.cookies[SSOSessionStore.cookieName].flatMap { try sessions.find(secret: $0) }
+        if let session, !needsAuthentication(authorization, session: session) {
+            let code = try codes.issue(codeRecord(authorization, session: session), lifetime: config.authorizationCodeLifetime)
+            return AuthorizationResponse.success(redirectURI: authorization.redirectURI, code: code, state: authorization.state,
+                                                 issuer: config.issuer)
+        }
+        // OIDC Core §3.1.2.1 prompt=none: "The Authorization Server MUST NOT
+        // display any authentication or consent user interface pages. An
+        // error is returned if an End-User is not already authenticated."
+        if authorization.prompt.contains("none") {
+            return AuthorizationResponse.error(redirectURI: authorization.redirectURI,
+                                               error: OAuthError(.loginRequired, "the user must sign in"),
+                                               state: authorization.state, issuer: config.issuer)
+        }
+        let (cookieSecret, formToken) = try pending.create(authorization, replacesSID: session?.sid)
+        var location = "/login.html?req=" + formToken
+        if let hint = authorization.loginHint { location += "&login_hint=" + FormParser.encodeComponent(hint) }
+        var response = Response.redirect(to: location)
+        // SameSite=Strict: a cross-site form post to /login never carries it.
+        response.addCookie(SetCookie(name: PendingAuthorizationStore.cookieName, value: cookieSecret, path: "/login",
+                                     maxAge: PendingAuthorizationStore.lifetime, sameSite: .strict))
+        return response
+    }
+
+    /// prompt=login always asks; max_age asks when the last sign-in is
+    /// older (OIDC Core §3.1.2.1: max_age=0 is equivalent to prompt=login).
+    func needsAuthentication(_ request: AuthorizationRequest, session: SSOSession) -> Bool {
+        if request.prompt.contains("login") { return true }
+        if let maxAge = request.maxAge, clock() - session.authTime >= Int64(maxAge) { return true }
+        return false
+    }
+
+    func codeRecord(_ request: AuthorizationRequest, session: SSOSession) -> AuthorizationCodeGrantRecord {
+        AuthorizationCodeGrantRecord(clientID: request.clientID, redirectURI: request.redirectURI, codeChallenge: request.codeChallenge,
+                                     scope: request.scope, nonce: request.nonce, sid: session.sid, userID: session.userID,
+                                     authTime: session.authTime)
+    }
+}

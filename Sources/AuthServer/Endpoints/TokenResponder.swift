@@ -1,0 +1,34 @@
+import SSOCore
+
+/// `POST /token` (RFC 6749 §3.2): client authentication, then one handler
+/// per grant type.
+public final class TokenResponder: Responder {
+    let authenticator: ClientAuthenticator
+    let authorizationCode: AuthorizationCodeGrant
+
+    public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) {
+        authenticator = ClientAuthenticator(clients: ClientStore(database: database))
+        let issuer = TokenIssuer(config: config, signingKeys: ActiveSigningKeyCache(
+            keys: SigningKeyStore(database: database, keysDirectory: config.keysDirectory, clock: clock)), clock: clock)
+        authorizationCode = AuthorizationCodeGrant(config: config, database: database, issuer: issuer, clock: clock)
+    }
+
+    public func respond(to request: Request) throws -> Response {
+        // RFC 6749 §3.2: "The client MUST use the HTTP POST method".
+        guard request.method == "POST" else { return .methodNotAllowed(allowed: ["POST"]) }
+        do {
+            let form = try request.formParameters()
+            let client = try authenticator.authenticate(request, form: form)
+            let body: TokenResponseBody
+            switch try form.single("grant_type") {
+            case nil: throw OAuthError.invalidRequest("grant_type is required")
+            case "authorization_code": body = try authorizationCode.handle(form, client: client)
+            default: throw OAuthError(.unsupportedGrantType, "this grant type is not supported")
+            }
+            // RFC 6749 §5.1: "Cache-Control: no-store" and "Pragma: no-cache".
+            return try .json(body, headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
+        } catch let error as FormError {
+            throw error.code == .tooLarge ? error : error.asOAuthError
+        }
+    }
+}

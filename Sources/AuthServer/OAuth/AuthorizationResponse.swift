@@ -1,0 +1,69 @@
+import SSOCore
+
+/// Builds the redirect back to the client (RFC 6749 §4.1.2).
+public enum AuthorizationResponse {
+    /// Adds the parameters to the redirect URI's query, keeping any query it
+    /// already has (RFC 6749 §3.1.2: "MUST retain the query component").
+    /// Every value is percent-encoded, so nothing can break out of the URI.
+    public static func location(redirectURI: String, parameters: [(String, String)]) -> String {
+        let separator = redirectURI.contains("?") ? "&" : "?"
+        return redirectURI + separator + FormParser.encode(parameters)
+    }
+
+    /// RFC 9207 §2: every response, success or error, carries `iss`.
+    public static func success(redirectURI: String, code: String, state: String?, issuer: String) -> Response {
+        var parameters = [("code", code)]
+        if let state { parameters.append(("state", state)) }
+        parameters.append(("iss", issuer))
+        return .redirect(to: location(redirectURI: redirectURI, parameters: parameters))
+    }
+
+    public static func error(redirectURI: String, error: OAuthError, state: String?, issuer: String) -> Response {
+        var parameters = [("error", error.code.rawValue), ("error_description", error.description)]
+        if let state { parameters.append(("state", state)) }
+        parameters.append(("iss", issuer))
+        return .redirect(to: location(redirectURI: redirectURI, parameters: parameters))
+    }
+}
+
+/// The issuer's own HTML error page for requests it must not redirect.
+public enum ErrorPage {
+    public static func render(title: String, message: String, status: Int = 400) -> Response {
+        let html = """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escape(title))</title>
+            <link rel="stylesheet" href="/css/gatehouse.css">
+            </head>
+            <body>
+            <main class="card">
+              <h1>\(escape(title))</h1>
+              <p role="alert">\(escape(message))</p>
+              <p>Go back to the app and try again.</p>
+            </main>
+            </body>
+            </html>
+            """
+        return .html(html, status: status)
+    }
+
+    /// HTML text and attribute escaping (OWASP XSS rule #1).
+    public static func escape(_ text: String) -> String {
+        var output = ""
+        output.reserveCapacity(text.utf8.count)
+        for character in text.unicodeScalars {
+            switch character {
+            case "&": output += "&amp;"
+            case "<": output += "&lt;"
+            case ">": output += "&gt;"
+            case "\"": output += "&quot;"
+            case "'": output += "&#39;"
+            default: output.unicodeScalars.append(character)
+            }
+        }
+        return output
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import SSOCore
+
+/// Who is calling the token endpoint (RFC 6749 §2.3).
+public struct ClientAuthenticator {
+    let clients: ClientStore
+    let hasher: PasswordHasher
+
+    public init(clients: ClientStore, hasher: PasswordHasher = PasswordHasher()) {
+        self.clients = clients
+        self.hasher = hasher
+    }
+
+    /// Public clients name themselves with `client_id` in the body or with
+    /// HTTP Basic and an empty password; confidential clients must use
+    /// client_secret_basic with their secret.
+    public func authenticate(_ request: Request, form: FormParameters) throws -> Client {
+        let basic = try Self.basicCredentials(request.header("authorization"))
+        let bodyClientID = try form.single("client_id")
+        func invalidClient(_ text: String) -> OAuthError {
+            var error = OAuthError(.invalidClient, text)
+            error.usedBasicAuthentication = basic != nil
+            return error
+        }
+        // RFC 6749 §2.3: "The client MUST NOT use more than one
+        // authentication method in each request."
+        if try form.single("client_secret") != nil { throw invalidClient("client_secret_post is not supported; use HTTP Basic") }
+        if let basic, let bodyClientID, bodyClientID != basic.id { throw OAuthError.invalidRequest("client_id does not match the Authorization header") }
+        guard let clientID = basic?.id ?? bodyClientID else { throw invalidClient("client authentication is required") }
+        guard let client = try clients.find(clientID: clientID) else { throw invalidClient("unknown client") }
+        if let secretHash = client.secretHash {
+            guard let secret = basic?.secret, !secret.isEmpty, hasher.verify(password: secret, against: secretHash) else {
+                throw invalidClient("client authentication failed")
+            }
+        } else if let basic, !basic.secret.isEmpty {
+            throw invalidClient("public clients authenticate with an empty password")
+        }
+        return client
+    }
+
+    /// RFC 6749 §2.3.1: the client id and password are form-urlencoded, then
+    /// joined with ":" and base64-encoded (RFC 7617).
+    static func basicCredentials(_ header: String?) throws -> (id: String, secret: String)? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "basic" else { return nil }
+        guard parts[1].utf8.count <= 2048, let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+              let decoded = String(data: data, encoding: .utf8), let colon = decoded.firstIndex(of: ":") else {
+            var error = OAuthError(.invalidClient, "malformed Basic credentials")
+            error.usedBasicAuthentication = true
+            throw error
+        }
+        func unescape(_ text: Substring) throws -> String {
+            do { return try FormParser.decode(Array(text.utf8)[...]) } catch {
+                var error = OAuthError(.invalidClient, "malformed Basic credentials")
+                error.usedBasicAuthentication = true
+                throw error
+            }
+        }
+        return (try unescape(decoded[..<colon]), try unescape(decoded[decoded.index(after: colon)...]))
+    }
+}

@@ -1,0 +1,70 @@
+import SSOCore
+
+/// An OAuth 2.0 error (RFC 6749 §4.1.2.1 and §5.2) with its one wire format
+/// for the token endpoint: JSON, no-store, the right status.
+public struct OAuthError: Error, Equatable {
+    public enum Code: String, Sendable {
+        case invalidRequest = "invalid_request"
+        case invalidClient = "invalid_client"
+        case invalidGrant = "invalid_grant"
+        case unauthorizedClient = "unauthorized_client"
+        case unsupportedGrantType = "unsupported_grant_type"
+        case invalidScope = "invalid_scope"
+        case unsupportedResponseType = "unsupported_response_type"
+        case accessDenied = "access_denied"
+        case loginRequired = "login_required"
+        case requestNotSupported = "request_not_supported"
+        case requestURINotSupported = "request_uri_not_supported"
+        case serverError = "server_error"
+        case temporarilyUnavailable = "temporarily_unavailable"
+    }
+
+    public let code: Code
+    /// Client-safe text: it names the parameter, never echoes its value.
+    public let description: String
+    /// True when the client authenticated with HTTP Basic, so a 401 must
+    /// answer with a Basic challenge (RFC 6749 §5.2, invalid_client).
+    public var usedBasicAuthentication = false
+
+    public init(_ code: Code, _ description: String) {
+        self.code = code
+        self.description = description
+    }
+
+    public static func invalidRequest(_ description: String) -> OAuthError { OAuthError(.invalidRequest, description) }
+    public static func invalidGrant(_ description: String) -> OAuthError { OAuthError(.invalidGrant, description) }
+}
+
+extension OAuthError: HTTPResponseError {
+    struct Body: Encodable {
+        let error: String
+        let error_description: String
+    }
+
+    /// RFC 6749 §5.2: 400 for every error but invalid_client, which is 401
+    /// (with WWW-Authenticate when the client used the Authorization header).
+    public var response: Response {
+        let status = code == .invalidClient ? 401 : 400
+        var headers: [(name: String, value: String)] = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
+        if code == .invalidClient && usedBasicAuthentication {
+            headers.append(("WWW-Authenticate", "Basic realm=\"gatehouse\", charset=\"UTF-8\""))
+        }
+        return (try? Response.json(Body(error: code.rawValue, error_description: description), status: status, headers: headers))
+            ?? .plainError(status, code.rawValue)
+    }
+
+    public var logDetail: String { "\(code.rawValue): \(description)" }
+}
+
+extension FormError {
+    /// The token endpoint answers even malformed forms in OAuth's format.
+    var asOAuthError: OAuthError {
+        switch code {
+        case .repeatedParameter: .invalidRequest("parameter \(detail) is repeated")
+        case .unsupportedMediaType: .invalidRequest("the body must be application/x-www-form-urlencoded")
+        case .tooLarge: .invalidRequest("a parameter is too long")
+        case .tooManyParameters: .invalidRequest("too many parameters")
+        case .badEncoding: .invalidRequest("the body is not valid form encoding")
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import SSOCore
+
+/// Access token claims (RFC 9068 §2.2, plus sid, auth_time, email, roles).
+public struct AccessTokenClaims: Codable, Equatable, Sendable {
+    public let iss: String
+    public let sub: String
+    public let aud: [String]
+    public let exp: Int64
+    public let iat: Int64
+    public let nbf: Int64
+    public let jti: String
+    public let client_id: String
+    public let scope: String
+    public let sid: String
+    public let auth_time: Int64
+    public let email: String
+    public let roles: [String]
+}
+
+/// ID token claims (OIDC Core §2, §5.1 for email/name by scope).
+public struct IDTokenClaims: Codable, Equatable, Sendable {
+    public let iss: String
+    public let sub: String
+    public let aud: String
+    public let exp: Int64
+    public let iat: Int64
+    public let auth_time: Int64
+    public let nonce: String?
+    public let sid: String
+    public let email: String?
+    public let email_verified: Bool?
+    public let name: String?
+}
+
+/// What a grant decided to issue; the issuer turns it into signed tokens.
+public struct TokenGrant: Sendable {
+    public let user: User
+    public let clientID: String
+    public let scope: [String]
+    public let sid: String
+    public let authTime: Int64
+    public let nonce: String?
+    public let jti: String
+}
+
+/// Mints the signed access and ID tokens. Signing happens after the
+/// database work has committed, outside any transaction.
+public final class TokenIssuer {
+    let config: GatehouseConfig
+    let signingKeys: ActiveSigningKeyCache
+    let clock: Clock
+
+    public init(config: GatehouseConfig, signingKeys: ActiveSigningKeyCache, clock: @escaping Clock = systemClock) {
+        self.config = config
+        self.signingKeys = signingKeys
+        self.clock = clock
+    }
+
+    /// The resource servers a token may be presented to, from its scopes.
+    /// Without an API scope the token is only good at the issuer itself
+    /// (userinfo), so its audience is the issuer.
+    public func audience(for scope: [String]) -> [String] {
+        var audience: [String] = []
+        if scope.contains("api:serverA") { audience.append(config.apiAOrigin) }
+        if scope.contains("api:serverB") { audience.append(config.apiBOrigin) }
+        return audience.isEmpty ? [config.issuer] : audience
+    }
+
+    public func accessTokenClaims(_ grant: TokenGrant) -> AccessTokenClaims {
+        let now = clock()
+        return AccessTokenClaims(
+            iss: config.issuer, sub: grant.user.subject, aud: audience(for: grant.scope), exp: now + Int64(config.accessTokenLifetime),
+            iat: now, nbf: now, jti: grant.jti, client_id: grant.clientID, scope: grant.scope.joined(separator: " "), sid: grant.sid,
+            auth_time: grant.authTime, email: grant.user.email, roles: grant.user.roles)
+    }
+
+    public func idTokenClaims(_ grant: TokenGrant) -> IDTokenClaims {
+        let now = clock()
+        let email = grant.scope.contains("email")
+        return IDTokenClaims(
+            iss: config.issuer, sub: grant.user.subject, aud: grant.clientID, exp: now + Int64(config.idTokenLifetime), iat: now,
+            auth_time: grant.authTime, nonce: grant.nonce, sid: grant.sid, email: email ? grant.user.email : nil,
+            email_verified: email ? true : nil, name: grant.scope.contains("profile") ? grant.user.name : nil)
+    }
+
+    /// RFC 9068 §2.1: access tokens carry `typ: at+jwt`; ID tokens `JWT`.
+    public func sign(_ grant: TokenGrant) throws -> (accessToken: String, idToken: String?) {
+        let (kid, key) = try signingKeys.signingKey()
+        let accessToken = try JWTSigner.sign(accessTokenClaims(grant), header: JWTHeader(kid: kid, typ: "at+jwt"), key: key)
+        let idToken = grant.scope.contains("openid")
+            ? try JWTSigner.sign(idTokenClaims(grant), header: JWTHeader(kid: kid, typ: "JWT"), key: key) : nil
+        return (accessToken, idToken)
+    }
+}
+
+/// The token endpoint's success body (RFC 6749 §5.1, OIDC Core §3.1.3.3).
+public struct TokenResponseBody: Encodable, Sendable {
+    public let access_token: String
+    public let token_type: String
+    public let expires_in: Int
+    public let refresh_token: String?
+    public let id_token: String?
+    public let scope: String
+}
