@@ -33,9 +33,10 @@ public struct AuthorizationRequestValidator {
     public func validate(_ parameters: FormParameters) throws -> AuthorizationRequest {
         let (client, redirectURI) = try checkClientAndRedirectURI(parameters)
         // From here on, errors go back to the client, carrying its state.
-        let state = try? parameters.single("state")
+        // An invalid state is not echoed: it could not be a value the client sent in good faith.
+        let state = (try? parameters.single("state")).flatMap { $0 }.flatMap { Self.isVSCHARs($0, limit: Self.maximumStateBytes) ? $0 : nil }
         func fail(_ error: OAuthError) -> AuthorizationFailure {
-            .redirect(redirectURI: redirectURI, state: state.flatMap { $0 }.flatMap { $0.utf8.count <= Self.maximumStateBytes ? $0 : nil }, error: error)
+            .redirect(redirectURI: redirectURI, state: state, error: error)
         }
         do {
             return try checkRest(parameters, client: client, redirectURI: redirectURI)
@@ -70,9 +71,9 @@ public struct AuthorizationRequestValidator {
         let codeChallenge = try checkPKCE(parameters)
         let prompt = try checkPrompt(parameters)
         let maxAge = try checkMaxAge(parameters)
-        let state = try boundedText(parameters, "state", limit: Self.maximumStateBytes)
-        let nonce = try boundedText(parameters, "nonce", limit: Self.maximumStateBytes)
-        let loginHint = try boundedText(parameters, "login_hint", limit: 254)
+        let state = try visibleText(parameters, "state", limit: Self.maximumStateBytes)
+        let nonce = try visibleText(parameters, "nonce", limit: Self.maximumStateBytes)
+        let loginHint = try visibleText(parameters, "login_hint", limit: 254)
         return AuthorizationRequest(clientID: client.clientID, redirectURI: redirectURI, scope: scope, state: state, nonce: nonce,
                                     codeChallenge: codeChallenge, prompt: prompt, maxAge: maxAge, loginHint: loginHint)
     }
@@ -134,9 +135,17 @@ public struct AuthorizationRequestValidator {
         return value
     }
 
-    func boundedText(_ parameters: FormParameters, _ name: String, limit: Int) throws -> String? {
+    /// RFC 6749 Appendix A.5: state = 1*VSCHAR, VSCHAR = %x20-7E. The same
+    /// rule bounds nonce and login_hint, so no control character (CR, LF,
+    /// NUL) reaches storage, logs or pages.
+    func visibleText(_ parameters: FormParameters, _ name: String, limit: Int) throws -> String? {
         guard let value = try parameters.single(name) else { return nil }
         guard value.utf8.count <= limit else { throw OAuthError.invalidRequest("\(name) is too long") }
+        guard Self.isVSCHARs(value, limit: limit) else { throw OAuthError.invalidRequest("\(name) must be printable ASCII") }
         return value
+    }
+
+    static func isVSCHARs(_ value: String, limit: Int) -> Bool {
+        value.utf8.count <= limit && value.utf8.allSatisfy { (0x20...0x7E).contains($0) }
     }
 }
