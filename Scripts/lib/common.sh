@@ -15,6 +15,8 @@ PYTHON_MODULES=(pytest requests cryptography joserfc selenium)
 # The responders: one executable each, one pool of processes each.
 ISSUER_RESPONDERS=(discovery jwks authorize login token)
 API_RESPONDERS=(api-a api-b)
+# Scripts/bench adds the reference responder: the same runtime doing nothing.
+[ -n "${GATEHOUSE_BENCH:-}" ] && API_RESPONDERS+=(hello-fcgi)
 
 log() { printf '%s\n' "gatehouse: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -146,6 +148,9 @@ render_nginx_config() {
     text="${text//@@UPSTREAMS@@/$upstreams}"
     text="${text//@@ISSUER_LOCATIONS@@/$(cat "$GATEHOUSE_ROOT/nginx/issuer-locations.conf" 2>/dev/null)}"
     text="${text//@@API_A_LOCATIONS@@/$(cat "$GATEHOUSE_ROOT/nginx/api-a-locations.conf" 2>/dev/null)}"
+    local bench=""
+    [ -n "${GATEHOUSE_BENCH:-}" ] && bench=$'        location = /bench/hello {\n            include @@HOME@@/nginx/fastcgi.conf;\n            fastcgi_pass hello-fcgi;\n        }'
+    text="${text//@@BENCH_LOCATIONS@@/$bench}"
     text="${text//@@API_B_LOCATIONS@@/$(cat "$GATEHOUSE_ROOT/nginx/api-b-locations.conf" 2>/dev/null)}"
     text="${text//@@USER_DIRECTIVE@@/$NGINX_USER_DIRECTIVE}"
     text="${text//@@LOGIN_RATE@@/${GATEHOUSE_LOGIN_RATE:-10r/s}}"
