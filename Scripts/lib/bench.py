@@ -60,7 +60,7 @@ def main():
     options = parser.parse_args()
     threads = 2
     stack = Stack(extra_env={"GATEHOUSE_BENCH": "1", "GATEHOUSE_CODE_TTL": "600",
-                             "GATEHOUSE_LOGIN_RATE": "100000r/s", "GATEHOUSE_TOKEN_RATE": "100000r/s"}).start()
+                             "GATEHOUSE_LOGIN_RATE": "100000r/s", "GATEHOUSE_TOKEN_RATE": "100000r/s", "GATEHOUSE_AUTHORIZE_RATE": "100000r/s"}).start()
     try:
         http = stack.session()
         app = App(stack, http)

@@ -27,8 +27,16 @@ public final class LoginResponder: Responder {
 
     public func respond(to request: Request) throws -> Response {
         guard request.method == "POST" else { return .methodNotAllowed(allowed: ["POST"]) }
-        // Login CSRF: a browser's cross-origin post names its origin.
-        if let origin = request.header("origin"), origin != config.issuer {
+        // Login CSRF, first line of defence (the SameSite=Strict cookie and the
+        // form token are the others). Fetch Metadata: browsers mark the form's
+        // own post `Sec-Fetch-Site: same-origin`. Origin: a cross-site post names
+        // its origin; the page's own post says `null`, because the page is
+        // served with Referrer-Policy: no-referrer (Fetch §"append a request
+        // Origin header"), so `null` alone proves nothing either way.
+        if let site = request.header("sec-fetch-site"), site != "same-origin" {
+            return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403)
+        }
+        if let origin = request.header("origin"), origin != "null", origin != config.issuer {
             return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403)
         }
         let form: FormParameters

@@ -43,8 +43,8 @@ public struct ClientAuthenticator {
     static func basicCredentials(_ header: String?) throws -> (id: String, secret: String)? {
         guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "basic" else { return nil }
-        guard parts[1].utf8.count <= 2048, let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+        guard parts.first?.lowercased() == "basic" else { return nil }
+        guard parts.count == 2, parts[1].utf8.count <= 2048, let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
               let decoded = String(data: data, encoding: .utf8), let colon = decoded.firstIndex(of: ":") else {
             var error = OAuthError(.invalidClient, "malformed Basic credentials")
             error.usedBasicAuthentication = true
