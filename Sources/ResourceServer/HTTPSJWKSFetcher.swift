@@ -1,0 +1,35 @@
+import Foundation
+import SSOCore
+
+/// Where a `JWKSCache` gets a fresh key set from. A protocol so tests can
+/// hand the cache key sets (or failures) without a network.
+public protocol JWKSFetching {
+    func fetchKeySet() throws -> JWKSet
+}
+
+public struct JWKSFetchError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Fetches the issuer's JWKS over HTTPS (the same URL any other relying
+/// party would use; never the issuer's database).
+public struct HTTPSJWKSFetcher: JWKSFetching {
+    public let url: String
+    public let client: HTTPSClient
+
+    public init(url: String, client: HTTPSClient) {
+        self.url = url
+        self.client = client
+    }
+
+    public func fetchKeySet() throws -> JWKSet {
+        let response = try client.get(url)
+        guard response.status == 200 else { throw JWKSFetchError("\(url) answered \(response.status)") }
+        do {
+            return try JSON.decoder.decode(JWKSet.self, from: Data(response.body))
+        } catch {
+            throw JWKSFetchError("\(url) did not return a JWK set: \(error)")
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import SSOCore
+
+/// The issuer's public signing keys, by `kid`, as this process last saw
+/// them. Single-threaded like the responder that owns it.
+///
+/// Fetched lazily on first need (every process starts at once, and the
+/// issuer may not answer yet), refreshed when older than `maximumAge`,
+/// refetched on an unknown kid at most once per `unknownKeyRefetchInterval`,
+/// and kept when a refresh fails: an unreachable issuer never stops the
+/// validation of tokens signed by keys already known. The last good set is
+/// persisted, so a restart does not depend on the issuer either.
+public final class JWKSCache {
+    private let fetcher: JWKSFetching
+    private let store: JWKSPersisting?
+    private let policy: JWKSCachePolicy
+    private let log: (String) -> Void
+
+    private var keys: [String: RSAKey] = [:]
+    /// When the held set was fetched (or saved, for a set loaded from the
+    /// store); nil while the cache holds no set at all.
+    private var heldSince: Int?
+    /// After a failed fetch, no other attempt before this time.
+    private var nextAttemptAt = Int.min
+    private var lastUnknownKeyRefetchAt: Int?
+    private var lastFailure = "not fetched yet"
+
+    public init(fetcher: JWKSFetching, store: JWKSPersisting?, policy: JWKSCachePolicy = JWKSCachePolicy(),
+                log: @escaping (String) -> Void = { _ in }) {
+        self.fetcher = fetcher
+        self.store = store
+        self.policy = policy
+        self.log = log
+        if let saved = store?.load() {
+            adopt(saved.keySet, at: saved.savedAt)
+            log("loaded \(keys.count) signing keys saved at \(saved.savedAt)")
+        }
+    }
+
+    /// Goes up each time the held set is replaced, so whatever was verified
+    /// under an older set can tell it must be verified again.
+    public private(set) var generation = 0
+
+    /// The kids currently held, sorted (for logs and tests).
+    public var keyIDs: [String] { keys.keys.sorted() }
+
+    /// The key for `kid`, fetching or refetching as the policy allows; nil
+    /// when the kid is unknown. Throws `SigningKeysUnavailableError` only
+    /// while no key set could ever be obtained.
+    public func key(for kid: String, now: Int) throws -> RSAKey? {
+        var attempted = false
+        if isStale(now: now), now >= nextAttemptAt {
+            refresh(now: now)
+            attempted = true
+        }
+        if let key = keys[kid] { return key }
+        guard heldSince != nil else {
+            throw SigningKeysUnavailableError(retryAfter: policy.retryIntervalWhenEmpty, detail: lastFailure)
+        }
+        // A kid we do not know may be a key the issuer rotated in since our
+        // last fetch (RFC 7517 §4.5: "to choose among a set of keys within a
+        // JWK Set during key rollover").
+        if !attempted, mayRefetchForUnknownKey(now: now) {
+            lastUnknownKeyRefetchAt = now
+            refresh(now: now)
+        }
+        return keys[kid]
+    }
+
+    private func isStale(now: Int) -> Bool {
+        guard let heldSince else { return true }
+        return now - heldSince >= policy.maximumAge
+    }
+
+    private func mayRefetchForUnknownKey(now: Int) -> Bool {
+        guard now >= nextAttemptAt else { return false }
+        guard let last = lastUnknownKeyRefetchAt else { return true }
+        return now - last >= policy.unknownKeyRefetchInterval
+    }
+
+    private func refresh(now: Int) {
+        let keySet: JWKSet
+        do {
+            keySet = try fetcher.fetchKeySet()
+        } catch {
+            lastFailure = "\(error)"
+            let wait = heldSince == nil ? policy.retryIntervalWhenEmpty : policy.retryIntervalWhenStale
+            nextAttemptAt = now + wait
+            log("JWKS fetch failed (\(error)); keeping \(keys.count) known keys, next attempt in \(wait) s")
+            return
+        }
+        adopt(keySet, at: now)
+        nextAttemptAt = Int.min
+        log("JWKS fetched: \(keyIDs.count) signing keys")
+        do { try store?.save(keySet) } catch { log("cannot persist JWKS: \(error)") }
+    }
+
+    /// Replaces the held keys with the usable ones of `keySet`. A member
+    /// that is not an RS256 signing key we can build is skipped, not fatal:
+    /// the rest of the set still works.
+    private func adopt(_ keySet: JWKSet, at time: Int) {
+        var usable: [String: RSAKey] = [:]
+        for jwk in keySet.keys {
+            // RFC 7517 §4.2: "sig" (signature); RFC 7517 §4.4: "alg" identifies
+            // the algorithm intended for use with the key.
+            guard let kid = jwk.kid, !kid.isEmpty, usable[kid] == nil, jwk.kty == "RSA",
+                  jwk.use == nil || jwk.use == "sig", jwk.alg == nil || jwk.alg == "RS256",
+                  let key = try? jwk.publicKey() else { continue }
+            usable[kid] = key
+        }
+        keys = usable
+        heldSince = time
+        generation += 1
+    }
+}

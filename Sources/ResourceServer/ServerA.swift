@@ -1,0 +1,50 @@
+import Foundation
+import SSOCore
+
+/// Resource server A: `GET /api/data` for tokens whose audience is its
+/// origin and whose scope holds `api:serverA`.
+public enum ServerA {
+    public static let endpoint = "api-a"
+    public static let path = "/api/data"
+    public static let requiredScope = "api:serverA"
+
+    struct Payload: Encodable {
+        let data: [ServerAItemStore.Item]
+        let user: String
+        let source: String
+    }
+
+    /// Everything built once per process: configuration, database and its
+    /// prepared statement, JWKS cache.
+    public static func makeResponder(config: GatehouseConfig, environment: [String: String]) throws -> ProtectedAPIResponder {
+        let store = try ServerAItemStore(database: SQLiteDatabase(path: config.databasePath))
+        let keys = ResourceServerSetup.jwksCache(config: config, environment: environment, endpoint: endpoint)
+        return responder(policy: policy(config: config), keys: keys, store: store)
+    }
+
+    public static func policy(config: GatehouseConfig) -> AccessTokenPolicy {
+        AccessTokenPolicy(issuer: config.issuer, audience: config.apiAOrigin, requiredScope: requiredScope)
+    }
+
+    /// What a body depends on: the rows of an email, or none for a token
+    /// without one (then `user` is its subject).
+    enum BodyKey: Hashable {
+        case email(String)
+        case subject(String)
+    }
+
+    /// `user` is the token's `email` (its `sub` when the token has none);
+    /// the items are the rows of that email.
+    public static func responder(policy: AccessTokenPolicy, keys: JWKSCache, store: ServerAItemStore,
+                                 clock: @escaping () -> Int = { Int(time(nil)) }) -> ProtectedAPIResponder {
+        let bodies = EncodedBodyCache<BodyKey>(version: store.dataVersion)
+        return ProtectedAPIResponder(path: path, validator: AccessTokenValidator(policy: policy, keys: keys), clock: clock) { claims in
+            let key = claims.email.map(BodyKey.email) ?? .subject(claims.subject)
+            let body = try bodies.body(for: key) {
+                let items = try claims.email.map { try store.items(forEmail: $0) } ?? []
+                return try JSON.encode(Payload(data: items, user: claims.email ?? claims.subject, source: "ServerA"))
+            }
+            return Response(status: 200, headers: [("Content-Type", "application/json")], body: body)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import SSOCore
+
+/// Resource server B: `GET /api/records` for tokens whose audience is its
+/// origin and whose scope holds `api:serverB`.
+public enum ServerB {
+    public static let endpoint = "api-b"
+    public static let path = "/api/records"
+    public static let requiredScope = "api:serverB"
+
+    struct Payload: Encodable {
+        let records: [ServerBRecordStore.Record]
+        let source: String
+    }
+
+    /// Everything built once per process: configuration, database and its
+    /// prepared statement, JWKS cache.
+    public static func makeResponder(config: GatehouseConfig, environment: [String: String]) throws -> ProtectedAPIResponder {
+        let store = try ServerBRecordStore(database: SQLiteDatabase(path: config.databasePath))
+        let keys = ResourceServerSetup.jwksCache(config: config, environment: environment, endpoint: endpoint)
+        return responder(policy: policy(config: config), keys: keys, store: store)
+    }
+
+    public static func policy(config: GatehouseConfig) -> AccessTokenPolicy {
+        AccessTokenPolicy(issuer: config.issuer, audience: config.apiBOrigin, requiredScope: requiredScope)
+    }
+
+    /// The records are the rows of the token's `email` (none without one).
+    public static func responder(policy: AccessTokenPolicy, keys: JWKSCache, store: ServerBRecordStore,
+                                 clock: @escaping () -> Int = { Int(time(nil)) }) -> ProtectedAPIResponder {
+        // Keyed by email; "" stands for a token without one (no records).
+        let bodies = EncodedBodyCache<String>(version: store.dataVersion)
+        return ProtectedAPIResponder(path: path, validator: AccessTokenValidator(policy: policy, keys: keys), clock: clock) { claims in
+            let body = try bodies.body(for: claims.email ?? "") {
+                let records = try claims.email.map { try store.records(forEmail: $0) } ?? []
+                return try JSON.encode(Payload(records: records, source: "ServerB"))
+            }
+            return Response(status: 200, headers: [("Content-Type", "application/json")], body: body)
+        }
+    }
+}
