@@ -39,8 +39,9 @@ public enum Base64URL {
     /// Strict decoding: no padding, no white space, and no stray bits in the
     /// last character (RFC 4648 §3.5: such data must be rejected, or two
     /// different strings would decode to the same bytes).
-    public static func decode(_ text: Substring) -> [UInt8]? {
-        let input = Array(text.utf8)
+    public static func decode(_ text: Substring) -> [UInt8]? { decode(bytes: Array(text.utf8)[...]) }
+
+    public static func decode(bytes input: ArraySlice<UInt8>) -> [UInt8]? {
         if input.count % 4 == 1 { return nil }
         var output = [UInt8]()
         output.reserveCapacity(input.count * 3 / 4)

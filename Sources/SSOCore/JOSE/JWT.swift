@@ -43,19 +43,22 @@ public struct CompactJWT {
     public let payload: [UInt8]
 
     public init(parsing token: String) throws {
-        guard token.utf8.count <= Self.maximumLength else { throw JWTError(.malformed, detail: "token too long") }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        // Split on bytes, not Characters: grapheme breaking costs more than
+        // the rest of parsing, and a JWS is ASCII (RFC 7515 §7.1).
+        let bytes = Array(token.utf8)
+        guard bytes.count <= Self.maximumLength else { throw JWTError(.malformed, detail: "token too long") }
+        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw JWTError(.malformed, detail: "expected three parts") }
-        guard let headerBytes = Base64URL.decode(parts[0]),
-              let payloadBytes = Base64URL.decode(parts[1]),
-              let signatureBytes = Base64URL.decode(parts[2]) else { throw JWTError(.malformed, detail: "bad base64url") }
+        guard let headerBytes = Base64URL.decode(bytes: parts[0]),
+              let payloadBytes = Base64URL.decode(bytes: parts[1]),
+              let signatureBytes = Base64URL.decode(bytes: parts[2]) else { throw JWTError(.malformed, detail: "bad base64url") }
         guard let header = try? JSON.decoder.decode(JWTHeader.self, from: Data(headerBytes)) else {
             throw JWTError(.malformed, detail: "bad header JSON")
         }
         self.header = header
         self.payload = payloadBytes
         self.signature = signatureBytes
-        self.signingInput = Array(parts[0].utf8) + [UInt8(ascii: ".")] + Array(parts[1].utf8)
+        self.signingInput = Array(bytes[parts[0].startIndex..<parts[1].endIndex])
     }
 
     /// RFC 8725 §3.1: the algorithm is pinned by the verifier, never taken
