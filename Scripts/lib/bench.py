@@ -17,10 +17,18 @@ WRK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrk")
 
 
 def wrk(url, seconds, connections, threads, script="report.lua", headers=(), env=None):
-    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "-s", os.path.join(WRK, script)]
+    # wrk takes one script: the run's own hooks plus the shared report.
+    combined = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+    for part in {script, "report.lua"}:
+        combined.write(open(os.path.join(WRK, part)).read() + "\n")
+    combined.close()
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "-s", combined.name]
     for header in headers:
         command += ["-H", header]
-    output = subprocess.run(command + [url], capture_output=True, text=True, env=dict(os.environ, **(env or {})), timeout=seconds + 60)
+    try:
+        output = subprocess.run(command + [url], capture_output=True, text=True, env=dict(os.environ, **(env or {})), timeout=seconds + 60)
+    finally:
+        os.unlink(combined.name)
     match = re.search(r"WRK_JSON (\{.*\})", output.stdout)
     if not match:
         raise RuntimeError(f"wrk failed: {output.stdout}\n{output.stderr}")
@@ -94,8 +102,8 @@ def main():
     for name, result, ratio, target in rows:
         p50 = f"{result['p50_ms']:.2f}" if result.get("p50_ms") is not None else "-"
         p99 = f"{result['p99_ms']:.2f}" if result.get("p99_ms") is not None else "-"
-        print(f"| {name:<46} | {result['rps']:>9.0f} | {p50:>7} | {p99:>7} | {ratio if ratio is None else f'{ratio:.2f}':>6} | {target or '-'} |"
-              .replace("|   None |", "|      - |"))
+        shown = "-" if ratio is None else f"{ratio:.2f}"
+        print(f"| {name:<46} | {result['rps']:>9.0f} | {p50:>7} | {p99:>7} | {shown:>6} | {target or '-'} |")
 
 
 if __name__ == "__main__":
