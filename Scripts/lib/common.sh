@@ -10,7 +10,7 @@ RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev openssl cur
 
 # And what the tests need on top: a real browser and its WebDriver.
 TEST_PACKAGES=(chromium chromium-driver python3 python3-pip)
-PYTHON_MODULES=(pytest requests cryptography joserfc selenium)
+PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib)
 
 # The responders: one executable each, one pool of processes each.
 ISSUER_RESPONDERS=(discovery jwks authorize login token)

@@ -5,7 +5,10 @@ from stack import Stack
 
 @pytest.fixture(scope="session")
 def stack():
-    running = Stack().start()
+    # Generous rate limits: the suite sends bursts from one address. The
+    # lifecycle test checks the default limits on a stack of its own.
+    running = Stack(extra_env={"GATEHOUSE_LOGIN_RATE": "1000r/s", "GATEHOUSE_TOKEN_RATE": "1000r/s",
+                               "GATEHOUSE_AUTHORIZE_RATE": "1000r/s"}).start()
     yield running
     running.stop()
 

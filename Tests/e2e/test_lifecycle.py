@@ -27,6 +27,10 @@ def test_sigint_stops_everything_and_a_second_start_reuses_the_state():
         kid = first.ssoctl("keys", "list").stdout.splitlines()[1].split()[0]
         assert f"password: {DEMO_PASSWORD}" in first.log(), "first start prints the demo credentials"
         assert first.processes(), "the stack runs"
+        # Default per-address limits: /login 10 r/s with a burst of 20.
+        http = first.session()
+        statuses = [http.post(first.issuer + "/login", data={"req": "x"}, allow_redirects=False).status_code for _ in range(40)]
+        assert 429 in statuses and statuses[0] != 429
         assert first.stop(signal.SIGINT) == 0
         time.sleep(0.5)
         assert first.processes() == [], "nothing left behind"

@@ -1,0 +1,29 @@
+"""The README's curl walkthrough, run as written against the test stack."""
+import os
+import re
+import subprocess
+
+from stack import DEMO_PASSWORD, ROOT
+
+
+def walkthrough_script():
+    text = open(os.path.join(ROOT, "README.md")).read()
+    section = text[text.index("## Sign in with curl"):]
+    return re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_readme_walkthrough_works_verbatim(stack, tmp_path):
+    script = walkthrough_script()
+    # Only what differs on the test stack changes: ports, CA path, password.
+    for offset in range(4):
+        script = script.replace(f"localhost:{8443 + offset}", f"localhost:{stack.base + offset}")
+    script = script.replace("CA=var/tls/ca.pem", f"CA={stack.ca}").replace("'the demo password'", f"'{DEMO_PASSWORD}'")
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(stack.issuer + "/login.html?req=")
+    assert lines[1].startswith("myapp:auth/callback?code=")
+    assert '"token_type":"Bearer"' in lines[2]
+    assert '"source":"ServerA"' in lines[3] and '"user":"alice@example.com"' in lines[3]
+    assert '"source":"ServerB"' in lines[4]
+    assert lines[5].startswith("myapp:auth/callback?code="), "SSO: no login page the second time"
