@@ -2,12 +2,7 @@ import Foundation
 import ResourceServer
 import SSOCore
 
-// Resource server B: one process of the pool behind https://<api-b>/api/records.
-do {
-    let config = try GatehouseConfig.load()
-    let responder = try ServerB.makeResponder(config: config, environment: ProcessInfo.processInfo.environment)
-    FastCGIServer.serve(endpoint: ServerB.endpoint, responder: responder)
-} catch {
-    RequestLog.event(endpoint: ServerB.endpoint, message: "cannot start: \(error)")
-    exit(1)
+// Resource server B: GET /api/records.
+ResponderProcess.run(endpoint: ServerB.endpoint) { config in
+    try ServerB.makeResponder(config: config, environment: ProcessInfo.processInfo.environment)
 }

@@ -1,13 +1,7 @@
 import AuthServer
-import Foundation
 import SSOCore
 
-// The authorize responder: one process of the pool behind /authorize.
-do {
-    let config = try GatehouseConfig.load()
-    let database = try IssuerSchema.open(config)
-    FastCGIServer.serve(endpoint: "authorize", responder: AuthorizeResponder(config: config, database: database))
-} catch {
-    RequestLog.event(endpoint: "authorize", message: "cannot start: \(error)")
-    exit(1)
+// The authorize responder: GET|POST /authorize.
+ResponderProcess.run(endpoint: "authorize") { config in
+    AuthorizeResponder(config: config, database: try IssuerSchema.open(config))
 }

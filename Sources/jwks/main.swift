@@ -1,14 +1,8 @@
 import AuthServer
-import Foundation
 import SSOCore
 
-// The jwks responder: one process of the pool behind /.well-known/jwks.json.
-do {
-    let config = try GatehouseConfig.load()
+// The jwks responder: /.well-known/jwks.json.
+ResponderProcess.run(endpoint: "jwks") { config in
     let database = try IssuerSchema.open(config)
-    let responder = JWKSResponder(database: database, keys: SigningKeyStore(database: database, keysDirectory: config.keysDirectory))
-    FastCGIServer.serve(endpoint: "jwks", responder: responder)
-} catch {
-    RequestLog.event(endpoint: "jwks", message: "cannot start: \(error)")
-    exit(1)
+    return JWKSResponder(database: database, keys: SigningKeyStore(database: database, keysDirectory: config.keysDirectory))
 }
