@@ -13,7 +13,7 @@ TEST_PACKAGES=(chromium chromium-driver python3 python3-pip)
 PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib)
 
 # The responders: one executable each, one pool of processes each.
-ISSUER_RESPONDERS=(discovery jwks authorize login token)
+ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect)
 API_RESPONDERS=(api-a api-b)
 # Scripts/bench adds the reference responder: the same runtime doing nothing.
 [ -n "${GATEHOUSE_BENCH:-}" ] && API_RESPONDERS+=(hello-fcgi)

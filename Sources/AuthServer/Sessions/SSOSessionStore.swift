@@ -58,6 +58,14 @@ public final class SSOSessionStore {
         try database.execute("UPDATE sso_sessions SET ended_at = ? WHERE sid = ? AND ended_at IS NULL", [.integer(clock()), .text(sid)])
     }
 
+    /// Ends every live session of a user (password change, disabling);
+    /// returns their sids so what is bound to them can be revoked too.
+    @discardableResult
+    public func endAll(userID: Int64) throws -> [String] {
+        try database.query("UPDATE sso_sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL RETURNING sid",
+                           [.integer(clock()), .integer(userID)]).map { $0.string(0) }
+    }
+
     static func session(_ row: SQLiteRow) -> SSOSession {
         SSOSession(sid: row.string(0), userID: row.int(1), authTime: row.int(2), expiresAt: row.int(3))
     }

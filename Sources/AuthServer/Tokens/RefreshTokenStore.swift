@@ -37,6 +37,26 @@ public final class RefreshTokenStore {
         return (token, record)
     }
 
+    /// Revokes every refresh token bound to an SSO session (logout).
+    public func revokeAll(sid: String) throws {
+        try database.execute("UPDATE refresh_tokens SET revoked_at = ? WHERE sid = ? AND revoked_at IS NULL",
+                             [.integer(clock()), .text(sid)])
+    }
+
+    /// Revokes every refresh token of a user (password change, disabling).
+    public func revokeAll(userID: Int64) throws {
+        try database.execute("UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL",
+                             [.integer(clock()), .integer(userID)])
+    }
+
+    /// The family a presented token belongs to, live or not (revocation of a
+    /// token revokes its family, RFC 7009 §2.1). Nil for unknown tokens.
+    public func familyID(of token: String) throws -> (familyID: String, clientID: String)? {
+        guard !token.isEmpty, token.utf8.count <= 256 else { return nil }
+        return try database.queryOne("SELECT family_id, client_id FROM refresh_tokens WHERE token_hash = ?",
+                                     [.blob(SecretHash.of(token))]).map { ($0.string(0), $0.string(1)) }
+    }
+
     public func revokeFamily(_ familyID: String) throws {
         try database.execute("UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL",
                              [.integer(clock()), .text(familyID)])

@@ -1,0 +1,4 @@
+import SSOCore
+
+// Placeholder until the logout responder lands.
+fatalError("not built yet")

@@ -1,0 +1,4 @@
+import SSOCore
+
+// Placeholder until the userinfo responder lands.
+fatalError("not built yet")
