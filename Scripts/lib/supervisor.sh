@@ -14,14 +14,19 @@ set_nginx_args() {
     NGINX_ARGS=(-p "$GATEHOUSE_HOME/nginx" -e "$GATEHOUSE_HOME/log/nginx-error.log" -c "$GATEHOUSE_HOME/nginx/nginx.conf")
 }
 
-# Starts pool slot NAME-INDEX: spawn-fcgi binds the socket (owner-only, owned
-# by nginx's worker user) and execs the responder with it on fd 0.
+# Starts pool slot NAME-INDEX, after DELAY seconds if given: spawn-fcgi binds
+# the socket (owner-only, owned by nginx's worker user) and execs the
+# responder with it on fd 0. The delay runs in the child, so a responder
+# that keeps crashing never holds up the restart of any other.
 start_slot() {
-    local name="$1" index="$2" socket="$GATEHOUSE_HOME/run/$1-$2.sock" pid owner=()
-    rm -f "$socket"
+    local name="$1" index="$2" delay="${3:-0}" socket="$GATEHOUSE_HOME/run/$1-$2.sock" pid owner=()
     # spawn-fcgi refuses -U root; the socket is ours already in that case.
     [ "$WORKER_USER" != "$(id -un)" ] && owner=(-U "$WORKER_USER")
-    spawn-fcgi -n -s "$socket" -M 0600 "${owner[@]}" -- "$BIN_DIR/$name" >>"$GATEHOUSE_HOME/log/$name.log" 2>&1 &
+    (
+        [ "$delay" = 0 ] || sleep "$delay"
+        rm -f "$socket"
+        exec spawn-fcgi -n -s "$socket" -M 0600 "${owner[@]}" -- "$BIN_DIR/$name" >>"$GATEHOUSE_HOME/log/$name.log" 2>&1
+    ) &
     pid=$!
     SLOT_OF_PID[$pid]="$name $index"
     echo "$pid" > "$GATEHOUSE_HOME/run/pids/$name-$index.pid"
@@ -48,35 +53,47 @@ stop_stack() {
     STOPPING=1
     local pid
     [ -n "$NGINX_PID" ] && kill -TERM "$NGINX_PID" 2>/dev/null
-    for pid in "${!SLOT_OF_PID[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    # A slot waiting out its restart delay is a subshell with a sleep child.
+    for pid in "${!SLOT_OF_PID[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; done
     wait 2>/dev/null
     rm -f "$GATEHOUSE_HOME"/run/*.sock "$GATEHOUSE_HOME"/run/pids/*.pid
 }
 
-# Waits for any child to exit and restarts it; returns when stopping.
-# Restarts of one slot are spaced by a second if it keeps dying at once,
-# so a responder that cannot start does not spin the CPU.
+# True while PID is a live process (not gone, not a zombie).
+is_alive() {
+    local state
+    [ -r "/proc/$1/stat" ] || return 1
+    read -r _ _ state _ < "/proc/$1/stat" 2>/dev/null || return 1
+    [ "$state" != "Z" ]
+}
+
+# Restarts whatever has died, every half second, until stopping. It checks
+# every process instead of trusting `wait -n`: a child reaped while this
+# shell is busy restarting another one is never reported by `wait -n`, and
+# would stay dead. A slot that dies within 2 s of its start is restarted a
+# second later, so a responder that cannot start does not spin the CPU.
 supervise() {
-    local pid slot status
+    local pid slot status delay
     declare -A last_start=()
     while [ -z "$STOPPING" ]; do
-        pid=""
-        wait -n -p pid
-        status=$?
+        sleep 0.5 &
+        wait $! 2>/dev/null
         [ -n "$STOPPING" ] && break
-        [ -z "$pid" ] && continue
-        if [ "$pid" = "$NGINX_PID" ]; then
+        if ! is_alive "$NGINX_PID"; then
+            wait "$NGINX_PID" 2>/dev/null; status=$?
             log "nginx exited ($status); starting it again"
-            sleep 1
             start_nginx
-            continue
         fi
-        slot="${SLOT_OF_PID[$pid]:-}"
-        [ -z "$slot" ] && continue
-        unset "SLOT_OF_PID[$pid]"
-        log "responder ${slot% *}[${slot#* }] (pid $pid) exited ($status); restarting"
-        if [ $((SECONDS - ${last_start[$slot]:-0})) -lt 2 ]; then sleep 1; fi
-        last_start[$slot]=$SECONDS
-        start_slot ${slot% *} ${slot#* }
+        for pid in "${!SLOT_OF_PID[@]}"; do
+            is_alive "$pid" && continue
+            wait "$pid" 2>/dev/null; status=$?
+            slot="${SLOT_OF_PID[$pid]}"
+            unset "SLOT_OF_PID[$pid]"
+            log "responder ${slot% *}[${slot#* }] (pid $pid) exited ($status); restarting"
+            delay=0
+            [ $((SECONDS - ${last_start[$slot]:-0})) -lt 2 ] && delay=1
+            last_start[$slot]=$SECONDS
+            start_slot ${slot% *} ${slot#* } "$delay"
+        done
     done
 }

@@ -58,8 +58,12 @@ class Stack:
     def start(self, timeout=60):
         self.output = open(self.output_path, "ab")
         self.output_start = self.output.tell()  # a restarted home appends to the same file
+        # Start Scripts/run as a terminal would: a shell that was itself started
+        # in the background ignores SIGINT, and an ignored signal is inherited
+        # across exec and cannot be trapped, so give the child the default back.
         self.process = subprocess.Popen([os.path.join(ROOT, "Scripts", "run")], env=self.env, cwd=ROOT,
-                                        stdout=self.output, stderr=subprocess.STDOUT, start_new_session=True)
+                                        stdout=self.output, stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.process.poll() is not None:
