@@ -6,27 +6,35 @@ struct KeysCommand: ParsableCommand {
         commandName: "keys", abstract: "List, rotate and retire signing keys.", subcommands: [List.self, Rotate.self, Retire.self])
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List signing keys with their state and age.")
+        static let configuration = CommandConfiguration(
+            abstract: "List signing keys: next (published, not signing yet), active, published (superseded, tokens may live), expired, retired.")
         func run() throws {
             let context = try Context.open()
             let keys = attempt { try context.keys.all() }
-            printTable(["KID", "STATE", "CREATED", "RETIRED"], keys.map { [$0.kid, $0.state.rawValue, formatTime($0.createdAt), formatTime($0.retiredAt)] })
+            printTable(["KID", "STATE", "CREATED", "SIGNS_FROM", "RETIRED"], keys.map {
+                [$0.kid, $0.state.rawValue, formatTime($0.createdAt), formatTime($0.activatesAt), formatTime($0.retiredAt)]
+            })
         }
     }
 
     struct Rotate: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make a new RSA-2048 key the signing key; the previous one stays published until retired.")
+            abstract: "Add a new RSA-2048 key: published in the JWKS at once, signing after $GATEHOUSE_KEY_ACTIVATION_DELAY seconds (default 600).",
+            discussion: "The previous key stays published until every token it signed has expired. Use --now after a key compromise, then retire the old key.")
+        @Flag(help: "Sign with the new key at once (verifiers that cached the JWKS fetch it on the unknown kid).")
+        var now = false
+
         func run() throws {
             let context = try Context.open()
-            let kid = attempt { try context.keys.rotate() }
-            print("active key is now \(kid)")
+            let delay = now ? 0 : context.config.keyActivationDelay
+            let kid = attempt { try context.keys.rotate(activationDelay: delay) }
+            print(delay == 0 ? "active key is now \(kid)" : "published \(kid); it signs from \(formatTime(try context.keys.all().first { $0.kid == kid }?.activatesAt))")
         }
     }
 
     struct Retire: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove a published (non-active) key from the JWKS and delete its private key.")
+            abstract: "Withdraw a non-active key: out of the JWKS, private key deleted; tokens it signed stop verifying.")
         @Argument(help: "The kid to retire.") var kid: String
         func run() throws {
             let context = try Context.open()

@@ -21,6 +21,9 @@ struct SetupCommand: ParsableCommand {
             let kid = attempt { try context.keys.rotate() }
             print("created signing key \(kid)")
         }
+        // The responders would create it too; creating it here first means
+        // they never race each other to it.
+        _ = attempt { try SecretKeyFile.loadOrCreate(path: context.config.refreshSealingKeyPath) }
         if let appLinksDirectory { attempt { try AppLinkFiles.write(context.config, to: appLinksDirectory) } }
         guard demo else { return }
         let chosen = ProcessInfo.processInfo.environment["GATEHOUSE_DEMO_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }

@@ -20,7 +20,7 @@ struct Context {
 
     var users: UserStore { UserStore(database: database) }
     var clients: ClientStore { ClientStore(database: database) }
-    var keys: SigningKeyStore { SigningKeyStore(database: database, keysDirectory: config.keysDirectory) }
+    var keys: SigningKeyStore { SigningKeyStore(config: config, database: database) }
 }
 
 /// Prints a clear message to standard error and exits 1; nothing was changed.

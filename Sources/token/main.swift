@@ -3,5 +3,5 @@ import SSOCore
 
 // The token responder: POST /token.
 ResponderProcess.run(endpoint: "token") { config in
-    TokenResponder(config: config, database: try IssuerSchema.open(config))
+    try TokenResponder(config: config, database: try IssuerSchema.open(config))
 }

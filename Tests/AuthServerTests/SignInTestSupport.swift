@@ -184,12 +184,12 @@ final class SignInHarness {
     init() throws {
         issuer = try TemporaryIssuer()
         clock = TestClock()
-        try issuer.keys.rotate()
+        try SigningKeyStore(database: issuer.database, keysDirectory: issuer.config.keysDirectory, clock: clock.clock).rotate()
         try DemoData.ensure(config: issuer.config, clients: issuer.clients, users: issuer.users, password: Self.password)
         alice = try XCTUnwrap(issuer.users.find(email: DemoData.email))
         authorize = AuthorizeResponder(config: issuer.config, database: issuer.database, clock: clock.clock)
         login = try LoginResponder(config: issuer.config, database: issuer.database, hasher: Self.hasher, clock: clock.clock)
-        token = TokenResponder(config: issuer.config, database: issuer.database, clock: clock.clock)
+        token = try TokenResponder(config: issuer.config, database: issuer.database, clock: clock.clock)
     }
 
     func cleanUp() { issuer.cleanUp() }
@@ -296,7 +296,9 @@ final class SignInHarness {
 
     /// The JWKS as the jwks responder publishes it.
     func publishedKeys() throws -> JWKSet {
-        let response = try JWKSResponder(database: database, keys: issuer.keys).respond(to: Request(method: "GET", path: "/.well-known/jwks.json"))
+        let keys = SigningKeyStore(database: database, keysDirectory: issuer.config.keysDirectory, clock: clock.clock,
+                                   tokenLifetime: issuer.config.signingKeyRetention)
+        let response = try JWKSResponder(database: database, keys: keys).respond(to: Request(method: "GET", path: "/.well-known/jwks.json"))
         return try JSONDecoder().decode(JWKSet.self, from: Data(response.body))
     }
 

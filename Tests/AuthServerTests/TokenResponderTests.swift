@@ -223,7 +223,7 @@ final class TokenResponderTests: SignInTestCase {
         XCTAssertEqual(try harness.verifiedJWT(try XCTUnwrap(before["access_token"] as? String)).header.kid, firstKID)
         // ssoctl keys rotate: another connection, as another process would.
         let other = try SQLiteDatabase(path: issuer.config.databasePath)
-        let rotated = try SigningKeyStore(database: other, keysDirectory: issuer.config.keysDirectory).rotate()
+        let rotated = try SigningKeyStore(database: other, keysDirectory: issuer.config.keysDirectory, clock: clock.clock).rotate()
         let after = harness.tokenPOST(H.codeExchange(code: try freshCode())).jsonObject()
         XCTAssertEqual(try harness.verifiedJWT(try XCTUnwrap(after["access_token"] as? String)).header.kid, rotated)
         XCTAssertEqual(try harness.verifiedJWT(try XCTUnwrap(after["id_token"] as? String)).header.kid, rotated)

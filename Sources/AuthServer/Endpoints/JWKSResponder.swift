@@ -3,12 +3,14 @@ import SSOCore
 /// `GET /.well-known/jwks.json`: every published signing key.
 ///
 /// The serialized set is cached and rebuilt only when another process has
-/// committed to the database since (PRAGMA data_version), so `ssoctl keys
+/// committed to the database since (PRAGMA data_version), or every 10 s at
+/// most, because superseded keys leave the set as time passes. `ssoctl keys
 /// rotate` shows up at once while a steady state costs one pragma read.
 public final class JWKSResponder: Responder {
     let keys: SigningKeyStore
     let database: SQLiteDatabase
     private var cachedVersion: Int64?
+    private var builtAt: Int64 = 0
     private var cachedKIDs: [String] = []
     private var cachedResponse = Response(status: 500)
 
@@ -28,7 +30,9 @@ public final class JWKSResponder: Responder {
 
     func currentResponse() throws -> Response {
         let version = try database.dataVersion()
-        if version == cachedVersion { return cachedResponse }
+        let now = keys.clock()
+        if version == cachedVersion, now - builtAt < 10 { return cachedResponse }
+        builtAt = now
         let records = try keys.publishedKeys()
         let kids = records.map(\.kid)
         if kids != cachedKIDs || cachedVersion == nil {

@@ -5,12 +5,15 @@ import SSOCore
 public final class TokenResponder: Responder {
     let authenticator: ClientAuthenticator
     let authorizationCode: AuthorizationCodeGrant
+    let refreshToken: RefreshTokenGrant
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) {
+    public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) throws {
         authenticator = ClientAuthenticator(clients: ClientStore(database: database))
         let issuer = TokenIssuer(config: config, signingKeys: ActiveSigningKeyCache(
-            keys: SigningKeyStore(database: database, keysDirectory: config.keysDirectory, clock: clock)), clock: clock)
+            keys: SigningKeyStore(config: config, database: database, clock: clock)), clock: clock)
         authorizationCode = AuthorizationCodeGrant(config: config, database: database, issuer: issuer, clock: clock)
+        refreshToken = RefreshTokenGrant(config: config, database: database, issuer: issuer,
+                                         sealingKey: try SecretKeyFile.loadOrCreate(path: config.refreshSealingKeyPath), clock: clock)
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -23,6 +26,7 @@ public final class TokenResponder: Responder {
             switch try form.single("grant_type") {
             case nil: throw OAuthError.invalidRequest("grant_type is required")
             case "authorization_code": body = try authorizationCode.handle(form, client: client)
+            case "refresh_token": body = try refreshToken.handle(form, client: client)
             default: throw OAuthError(.unsupportedGrantType, "this grant type is not supported")
             }
             // RFC 6749 §5.1: "Cache-Control: no-store" and "Pragma: no-cache".

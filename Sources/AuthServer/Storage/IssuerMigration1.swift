@@ -28,11 +28,11 @@ extension IssuerMigrations {
             );
             CREATE TABLE signing_keys (
                 kid TEXT PRIMARY KEY,
-                state TEXT NOT NULL CHECK (state IN ('active', 'published', 'retired')),
                 public_pem TEXT NOT NULL,
                 created_at INTEGER NOT NULL,
+                activates_at INTEGER NOT NULL,
                 retired_at INTEGER
             );
-            CREATE UNIQUE INDEX one_active_signing_key ON signing_keys(state) WHERE state = 'active';
+            CREATE INDEX signing_keys_activation ON signing_keys(activates_at);
             """)
 }

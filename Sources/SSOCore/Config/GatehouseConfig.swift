@@ -21,6 +21,11 @@ public struct GatehouseConfig: Sendable {
     public var refreshTokenLifetime: Int
     public var authorizationCodeLifetime: Int
     public var ssoSessionLifetime: Int
+    /// Seconds a rotated refresh token may be presented again and get the
+    /// same successor back (a reply lost on a mobile network).
+    public var refreshGracePeriod: Int
+    /// Seconds between `ssoctl keys rotate` publishing a key and its signing.
+    public var keyActivationDelay: Int
     public var appleTeamID: String
     public var iosBundleID: String
     public var androidPackage: String
@@ -28,6 +33,12 @@ public struct GatehouseConfig: Sendable {
 
     public var databasePath: String { home + "/gatehouse.sqlite" }
     public var keysDirectory: String { home + "/keys" }
+    /// The AES-256-GCM key that seals a rotated refresh token's successor
+    /// during its grace window.
+    public var refreshSealingKeyPath: String { keysDirectory + "/refresh-seal.key" }
+    /// How long a superseded signing key stays published: the longest token
+    /// lifetime it may have signed, plus a minute of clock leeway.
+    public var signingKeyRetention: Int { max(accessTokenLifetime, idTokenLifetime) + 60 }
 
     public static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> GatehouseConfig {
         let home = environment["GATEHOUSE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "var"
@@ -60,6 +71,8 @@ public struct GatehouseConfig: Sendable {
         refreshTokenLifetime = try integer("GATEHOUSE_REFRESH_TOKEN_TTL", 86_400, 60...31_536_000)
         authorizationCodeLifetime = try integer("GATEHOUSE_CODE_TTL", 60, 10...600)
         ssoSessionLifetime = try integer("GATEHOUSE_SSO_SESSION_TTL", 30 * 86_400, 300...31_536_000)
+        refreshGracePeriod = try integer("GATEHOUSE_REFRESH_GRACE", 10, 0...300)
+        keyActivationDelay = try integer("GATEHOUSE_KEY_ACTIVATION_DELAY", 600, 0...604_800)
         appleTeamID = values["GATEHOUSE_APPLE_TEAM_ID"] ?? "ABCDE12345"
         iosBundleID = values["GATEHOUSE_IOS_BUNDLE_ID"] ?? "com.example.gatehouse.demo"
         androidPackage = values["GATEHOUSE_ANDROID_PACKAGE"] ?? "com.example.gatehouse.demo"

@@ -1,0 +1,61 @@
+import Foundation
+import XCTest
+@testable import AuthServer
+import SSOCore
+
+/// Pre-published rotation: a new key is in the JWKS before it signs, the old
+/// one stays until its tokens have expired, a retired key is gone.
+final class KeyRotationTests: SignInTestCase {
+    typealias H = SignInHarness
+
+    var keys: SigningKeyStore {
+        SigningKeyStore(database: issuer.database, keysDirectory: issuer.config.keysDirectory, clock: clock.clock,
+                        tokenLifetime: issuer.config.signingKeyRetention)
+    }
+
+    func jwksKIDs() throws -> [String?] {
+        let responder = JWKSResponder(database: issuer.database, keys: keys)
+        return try JSONDecoder().decode(JWKSet.self, from: Data(responder.respond(to: Request(method: "GET", path: "/")).body)).keys.map(\.kid)
+    }
+
+    func signingKID() throws -> String? {
+        let signedIn = try harness.signIn()
+        let body = harness.tokenPOST(H.codeExchange(code: signedIn.code)).jsonObject()
+        return try harness.verifiedJWT(try XCTUnwrap(body["access_token"] as? String)).header.kid
+    }
+
+    func testANewKeyIsPublishedBeforeItSignsThenTakesOver() throws {
+        let first = try XCTUnwrap(keys.activeKID())
+        let next = try keys.rotate(activationDelay: 600)
+        XCTAssertEqual(try jwksKIDs(), [first, next], "published at once, active key first")
+        XCTAssertEqual(try keys.all().first { $0.kid == next }?.state, .next)
+        XCTAssertEqual(try signingKID(), first, "not signing yet")
+        clock.advance(600)
+        XCTAssertEqual(try signingKID(), next, "signs from its activation time, without a restart")
+        XCTAssertEqual(try keys.all().first { $0.kid == first }?.state, .published)
+        XCTAssertEqual(try jwksKIDs(), [next, first], "the old key stays while its tokens may live")
+        clock.advance(Int64(issuer.config.signingKeyRetention) + 1)
+        XCTAssertEqual(try keys.all().first { $0.kid == first }?.state, .expired)
+        XCTAssertEqual(try jwksKIDs(), [next], "gone once every token it signed has expired")
+    }
+
+    func testRetiringTheActiveKeyIsRefusedAndAPublishedOneDisappears() throws {
+        let first = try XCTUnwrap(keys.activeKID())
+        XCTAssertThrowsError(try keys.retire(kid: first))
+        let second = try keys.rotate()
+        XCTAssertEqual(try keys.activeKID(), second)
+        try keys.retire(kid: first)
+        XCTAssertEqual(try jwksKIDs(), [second])
+        XCTAssertEqual(try keys.all().first { $0.kid == first }?.state, .retired)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: keys.privateKeyPath(first)))
+    }
+
+    func testSealingKeyFileIsCreatedOnceOwnerOnly() throws {
+        let path = issuer.config.keysDirectory + "/test-seal.key"
+        let first = try SecretKeyFile.loadOrCreate(path: path)
+        XCTAssertEqual(try SecretKeyFile.loadOrCreate(path: path), first)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int, 0o600)
+        try Data("short".utf8).write(to: URL(fileURLWithPath: path + "2"))
+        XCTAssertThrowsError(try SecretKeyFile.loadOrCreate(path: path + "2"))
+    }
+}
