@@ -5,6 +5,7 @@
 declare -A SLOT_OF_PID=()
 STOPPING=""
 NGINX_PID=""
+SWEEPER_PID=""
 
 NGINX_ARGS=()
 
@@ -53,6 +54,7 @@ stop_stack() {
     STOPPING=1
     local pid
     [ -n "$NGINX_PID" ] && kill -TERM "$NGINX_PID" 2>/dev/null
+    [ -n "$SWEEPER_PID" ] && kill -TERM "$SWEEPER_PID" 2>/dev/null
     # A slot waiting out its restart delay is a subshell with a sleep child.
     for pid in "${!SLOT_OF_PID[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; done
     wait 2>/dev/null
@@ -73,12 +75,18 @@ is_alive() {
 # would stay dead. A slot that dies within 2 s of its start is restarted a
 # second later, so a responder that cannot start does not spin the CPU.
 supervise() {
-    local pid slot status delay
+    local pid slot status delay next_sweep=$((SECONDS + 5))
     declare -A last_start=()
     while [ -z "$STOPPING" ]; do
         sleep 0.5 &
         wait $! 2>/dev/null
         [ -n "$STOPPING" ] && break
+        # Expired rows are swept once a minute, in the background, one at a time.
+        if [ "$SECONDS" -ge "$next_sweep" ] && ! is_alive "${SWEEPER_PID:-0}"; then
+            "$BIN_DIR/ssoctl" sweep --quiet >>"$GATEHOUSE_HOME/log/sweep.log" 2>&1 &
+            SWEEPER_PID=$!
+            next_sweep=$((SECONDS + 60))
+        fi
         if ! is_alive "$NGINX_PID"; then
             wait "$NGINX_PID" 2>/dev/null; status=$?
             log "nginx exited ($status); starting it again"

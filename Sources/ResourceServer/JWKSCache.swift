@@ -59,8 +59,9 @@ public final class JWKSCache {
         // A kid we do not know may be a key the issuer rotated in since our
         // last fetch (RFC 7517 §4.5: "to choose among a set of keys within a
         // JWK Set during key rollover").
-        if !attempted, mayRefetchForUnknownKey(now: now) {
+        if !attempted, mayRefetchForUnknownKey(kid, now: now) {
             lastUnknownKeyRefetchAt = now
+            unknownKeysTried[kid] = now
             refresh(now: now)
         }
         return keys[kid]
@@ -71,10 +72,18 @@ public final class JWKSCache {
         return now - heldSince >= policy.maximumAge
     }
 
-    private func mayRefetchForUnknownKey(now: Int) -> Bool {
+    /// Unknown kids this process refetched for, with when: a kid is tried at
+    /// most once per `unknownKeyRefetchInterval`, and any refetch at most once
+    /// per second. Forged kids cost the issuer one request a second at most,
+    /// and they can never keep a freshly rotated kid waiting 30 s.
+    private var unknownKeysTried: [String: Int] = [:]
+
+    private func mayRefetchForUnknownKey(_ kid: String, now: Int) -> Bool {
         guard now >= nextAttemptAt else { return false }
-        guard let last = lastUnknownKeyRefetchAt else { return true }
-        return now - last >= policy.unknownKeyRefetchInterval
+        if let last = lastUnknownKeyRefetchAt, now - last < 1 { return false }
+        unknownKeysTried = unknownKeysTried.filter { now - $0.value < policy.unknownKeyRefetchInterval }
+        if unknownKeysTried.count >= 1024 { return false }
+        return unknownKeysTried[kid] == nil
     }
 
     private func refresh(now: Int) {

@@ -2,8 +2,9 @@
 public struct JWKSCachePolicy: Sendable {
     /// A set older than this is refreshed on the next lookup.
     public var maximumAge: Int
-    /// A `kid` the cache does not know triggers at most one refetch per
-    /// this interval, so a stream of forged kids cannot hammer the issuer.
+    /// One unknown `kid` triggers at most one refetch per this interval, and
+    /// any refetch happens at most once a second, so a stream of forged kids
+    /// cannot hammer the issuer nor delay a freshly rotated key.
     public var unknownKeyRefetchInterval: Int
     /// After a failed fetch while holding a (stale) set: wait this long
     /// before trying again, serving from the stale set meanwhile.

@@ -23,6 +23,7 @@ public enum ResourceServerSetup {
         let client = HTTPSClient(caFile: caFile(home: config.home, environment: environment))
         return JWKSCache(fetcher: HTTPSJWKSFetcher(url: jwksURL(config: config), client: client),
                          store: JWKSFileStore(path: jwksCachePath(config: config)),
+                         policy: JWKSCachePolicy(maximumAge: config.jwksMaximumAge),
                          log: { RequestLog.event(endpoint: endpoint, message: $0) })
     }
 }

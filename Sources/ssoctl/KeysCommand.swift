@@ -28,7 +28,12 @@ struct KeysCommand: ParsableCommand {
             let context = try Context.open()
             let delay = now ? 0 : context.config.keyActivationDelay
             let kid = attempt { try context.keys.rotate(activationDelay: delay) }
-            print(delay == 0 ? "active key is now \(kid)" : "published \(kid); it signs from \(formatTime(try context.keys.all().first { $0.kid == kid }?.activatesAt))")
+            if delay == 0 {
+                print("active key is now \(kid)")
+            } else {
+                print("published \(kid)")
+                print("signs from \(formatTime(try context.keys.all().first { $0.kid == kid }?.activatesAt)) (in \(delay) s)")
+            }
         }
     }
 

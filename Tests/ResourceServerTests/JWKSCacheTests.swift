@@ -48,19 +48,32 @@ final class JWKSCacheTests: XCTestCase {
         XCTAssertEqual(fetcher.calls, 4)
     }
 
-    func testUnknownKidRefetchIsRateLimited() throws {
+    func testUnknownKidRefetchIsRateLimitedPerKidAndPerSecond() throws {
         let fetcher = FakeJWKSFetcher()
         let cache = makeCache(fetcher)
         XCTAssertNil(try cache.key(for: "forged-1", now: start))
         XCTAssertEqual(fetcher.calls, 1, "the first fetch already answered for this kid: no second fetch")
         XCTAssertNil(try cache.key(for: "forged-2", now: start + 1))
         XCTAssertEqual(fetcher.calls, 2, "the first unknown kid after the initial fetch refetches")
-        for second in 2..<31 { XCTAssertNil(try cache.key(for: "forged-\(second)", now: start + second)) }
-        XCTAssertEqual(fetcher.calls, 2, "at most once per 30 s")
-        XCTAssertNil(try cache.key(for: "forged-x", now: start + 31))
+        XCTAssertNil(try cache.key(for: "forged-3", now: start + 1))
+        XCTAssertEqual(fetcher.calls, 2, "at most one refetch a second")
+        for _ in 0..<10 { XCTAssertNil(try cache.key(for: "forged-2", now: start + 5)) }
+        XCTAssertEqual(fetcher.calls, 2, "one kid is retried at most once per 30 s")
+        XCTAssertNil(try cache.key(for: "forged-2", now: start + 31))
         XCTAssertEqual(fetcher.calls, 3)
         XCTAssertNotNil(try cache.key(for: kid, now: start + 32), "known kids never wait")
         XCTAssertEqual(fetcher.calls, 3)
+    }
+
+    /// The reason the limit is per kid: forged kids just before a rotation
+    /// must not keep the genuine new kid waiting for 30 s.
+    func testARotatedKidIsFetchedWithinASecondEvenDuringAForgedKidStorm() throws {
+        let fetcher = FakeJWKSFetcher()
+        let cache = makeCache(fetcher)
+        XCTAssertNil(try cache.key(for: "forged-a", now: start))
+        for second in 1...5 { XCTAssertNil(try cache.key(for: "forged-\(second)", now: start + second)) }
+        fetcher.result = .success(TestKeys.rotatedSet)
+        XCTAssertNotNil(try cache.key(for: TestKeys.rotatedKID, now: start + 6))
     }
 
     func testNothingEverFetchedIsUnavailableAndRetriedAfterFiveSeconds() throws {

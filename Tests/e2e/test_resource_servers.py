@@ -130,7 +130,7 @@ def test_a_rotated_signing_key_is_fetched_on_first_sight(stack, http):
     for _ in range(4):  # every process of both pools knows the current key
         assert get_a(http, stack, "Bearer " + mint(stack)).status_code == 200
         assert http.get(stack.api_b + "/api/records", headers={"Authorization": "Bearer " + mint(stack)}).status_code == 200
-    rotated = stack.ssoctl("keys", "rotate")
+    rotated = stack.ssoctl("keys", "rotate", "--now")
     assert rotated.returncode == 0, rotated.stderr
     new_kid = active_kid(stack)
     token = mint(stack, kid=new_kid)

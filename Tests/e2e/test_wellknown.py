@@ -70,18 +70,26 @@ def test_a_token_signed_with_the_issuer_key_verifies_against_the_published_jwks(
 
 
 def test_key_rotation_shows_in_jwks_without_restart(stack, http):
-    before = [key["kid"] for key in http.get(stack.issuer + "/.well-known/jwks.json").json()["keys"]]
+    def kids():
+        return [key["kid"] for key in http.get(stack.issuer + "/.well-known/jwks.json").json()["keys"]]
+
+    before = kids()
+    # Default: published at once, signing later (the active key stays first).
     result = stack.ssoctl("keys", "rotate")
     assert result.returncode == 0, result.stderr
-    new_kid = result.stdout.split()[-1]
+    pending = result.stdout.splitlines()[0].split()[-1]
     for _ in range(4):  # every process of the pool sees it
-        after = [key["kid"] for key in http.get(stack.issuer + "/.well-known/jwks.json").json()["keys"]]
-        assert after[0] == new_kid
-        assert set(before) <= set(after)
-    assert stack.ssoctl("keys", "retire", new_kid).returncode != 0, "the active key cannot be retired"
+        assert kids()[0] == before[0] and pending in kids()
+    assert "next" in [line for line in stack.ssoctl("keys", "list").stdout.splitlines() if pending in line][0]
+    # --now: signs at once (an emergency rotation).
+    result = stack.ssoctl("keys", "rotate", "--now")
+    assert result.returncode == 0, result.stderr
+    urgent = result.stdout.split()[-1]
+    for _ in range(4):
+        assert kids()[0] == urgent and set(before) <= set(kids())
+    assert stack.ssoctl("keys", "retire", urgent).returncode != 0, "the active key cannot be retired"
     assert stack.ssoctl("keys", "retire", before[0]).returncode == 0
-    after = [key["kid"] for key in http.get(stack.issuer + "/.well-known/jwks.json").json()["keys"]]
-    assert before[0] not in after and new_kid in after
+    assert before[0] not in kids() and urgent in kids()
 
 
 def test_app_link_files_are_json_on_the_app_links_host(stack, http):

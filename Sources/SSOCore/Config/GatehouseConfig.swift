@@ -24,8 +24,12 @@ public struct GatehouseConfig: Sendable {
     /// Seconds a rotated refresh token may be presented again and get the
     /// same successor back (a reply lost on a mobile network).
     public var refreshGracePeriod: Int
-    /// Seconds between `ssoctl keys rotate` publishing a key and its signing.
+    /// Seconds between `ssoctl keys rotate` publishing a key and its signing:
+    /// longer than `jwksMaximumAge`, so every resource server has refreshed
+    /// its JWKS and knows the key before the first token it signs arrives.
     public var keyActivationDelay: Int
+    /// Seconds a resource server keeps a fetched JWKS before refreshing it.
+    public var jwksMaximumAge: Int
     public var appleTeamID: String
     public var iosBundleID: String
     public var androidPackage: String
@@ -72,7 +76,8 @@ public struct GatehouseConfig: Sendable {
         authorizationCodeLifetime = try integer("GATEHOUSE_CODE_TTL", 60, 10...600)
         ssoSessionLifetime = try integer("GATEHOUSE_SSO_SESSION_TTL", 30 * 86_400, 300...31_536_000)
         refreshGracePeriod = try integer("GATEHOUSE_REFRESH_GRACE", 10, 0...300)
-        keyActivationDelay = try integer("GATEHOUSE_KEY_ACTIVATION_DELAY", 600, 0...604_800)
+        jwksMaximumAge = try integer("GATEHOUSE_JWKS_MAX_AGE", 3600, 1...86_400)
+        keyActivationDelay = try integer("GATEHOUSE_KEY_ACTIVATION_DELAY", jwksMaximumAge + 300, 0...604_800)
         appleTeamID = values["GATEHOUSE_APPLE_TEAM_ID"] ?? "ABCDE12345"
         iosBundleID = values["GATEHOUSE_IOS_BUNDLE_ID"] ?? "com.example.gatehouse.demo"
         androidPackage = values["GATEHOUSE_ANDROID_PACKAGE"] ?? "com.example.gatehouse.demo"
