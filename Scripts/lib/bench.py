@@ -60,6 +60,20 @@ def code_exchange(stack, app, session_cookie, seconds, connections, threads):
         return collected, result
 
 
+def refresh_grant(stack, http, seconds, connections, threads):
+    """Refreshes independent token families, each reply's successor sent next."""
+    with tempfile.TemporaryDirectory() as folder:
+        per_thread = connections // threads + 2
+        for thread in range(1, threads + 1):
+            with open(os.path.join(folder, f"refresh.{thread}"), "w") as tokens:
+                for _ in range(per_thread):
+                    app = App(stack, http)  # the SSO cookie in `http` skips the login page
+                    code = app.code_from(app.authorize())
+                    tokens.write(app.exchange(code).json()["refresh_token"] + "\n")
+        return wrk(stack.issuer + "/token", seconds, connections, threads, "refresh-tokens.lua",
+                   env={"GATEHOUSE_BENCH_REFRESH": os.path.join(folder, "refresh")})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
@@ -90,6 +104,8 @@ def main():
         collected, exchange = code_exchange(stack, app, http.cookies.get("sso_session"), seconds, connections, threads)
         rows.append(("GET /authorize with SSO cookie (code issue)", collected, None, None))
         rows.append(("POST /token authorization_code", exchange, exchange["rps"] / bound, "≥ 0.60 of signing bound"))
+        refresh = refresh_grant(stack, http, seconds, connections, threads)
+        rows.append(("POST /token refresh_token (rotation)", refresh, refresh["rps"] / bound, "≥ 0.60 of signing bound"))
     finally:
         stack.stop()
 
