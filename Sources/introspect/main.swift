@@ -1,4 +1,7 @@
+import AuthServer
 import SSOCore
 
-// Placeholder until the introspect responder lands.
-fatalError("not built yet")
+// The introspection responder: POST /introspect (RFC 7662).
+ResponderProcess.run(endpoint: "introspect") { config in
+    IntrospectionResponder(config: config, database: try IssuerSchema.open(config))
+}

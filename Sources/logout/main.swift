@@ -1,4 +1,7 @@
+import AuthServer
 import SSOCore
 
-// Placeholder until the logout responder lands.
-fatalError("not built yet")
+// The logout responder: GET|POST /logout (RP-initiated logout).
+ResponderProcess.run(endpoint: "logout") { config in
+    LogoutResponder(config: config, database: try IssuerSchema.open(config))
+}

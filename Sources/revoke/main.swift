@@ -1,4 +1,7 @@
+import AuthServer
 import SSOCore
 
-// Placeholder until the revoke responder lands.
-fatalError("not built yet")
+// The revocation responder: POST /revoke (RFC 7009).
+ResponderProcess.run(endpoint: "revoke") { config in
+    RevocationResponder(config: config, database: try IssuerSchema.open(config))
+}

@@ -1,4 +1,7 @@
+import AuthServer
 import SSOCore
 
-// Placeholder until the userinfo responder lands.
-fatalError("not built yet")
+// The userinfo responder: GET|POST /userinfo.
+ResponderProcess.run(endpoint: "userinfo") { config in
+    UserInfoResponder(config: config, database: try IssuerSchema.open(config))
+}

@@ -7,6 +7,12 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     public var jwks_uri: String
     public var authorization_endpoint: String?
     public var token_endpoint: String?
+    public var userinfo_endpoint: String?
+    public var end_session_endpoint: String?
+    public var revocation_endpoint: String?
+    public var introspection_endpoint: String?
+    public var revocation_endpoint_auth_methods_supported: [String]?
+    public var introspection_endpoint_auth_methods_supported: [String]?
     public var response_types_supported: [String]
     public var response_modes_supported: [String]
     public var grant_types_supported: [String]
@@ -25,9 +31,15 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         jwks_uri = config.issuer + "/.well-known/jwks.json"
         authorization_endpoint = config.issuer + "/authorize"
         token_endpoint = config.issuer + "/token"
+        userinfo_endpoint = config.issuer + "/userinfo"
+        end_session_endpoint = config.issuer + "/logout"
+        revocation_endpoint = config.issuer + "/revoke"
+        introspection_endpoint = config.issuer + "/introspect"
+        revocation_endpoint_auth_methods_supported = ["none", "client_secret_basic"]
+        introspection_endpoint_auth_methods_supported = ["client_secret_basic"]
         response_types_supported = ["code"]
         response_modes_supported = ["query"]
-        grant_types_supported = ["authorization_code"]
+        grant_types_supported = ["authorization_code", "refresh_token"]
         subject_types_supported = ["public"]
         id_token_signing_alg_values_supported = ["RS256"]
         // RFC 9700 §2.1.1: S256 only; "plain" is refused.

@@ -1,0 +1,115 @@
+import SSOCore
+
+/// `GET|POST /logout` (OpenID Connect RP-Initiated Logout 1.0).
+///
+/// Ends the browser's SSO session (the `sso_session` cookie) and the session
+/// a verified `id_token_hint` names, revokes what is bound to them (refresh
+/// tokens; device secrets later, see SessionBoundCredentials), clears the
+/// cookie, then returns to the client's registered post-logout redirect URI
+/// with `state`, or shows "You are signed out". Repeating it is harmless.
+///
+/// Choices where the specification leaves room:
+/// - §6 warns that "logout requests without a valid id_token_hint value are
+///   a potential means of denial of service; therefore, OPs should obtain
+///   explicit confirmation from the End-User before acting upon them". A
+///   live browser session is ended at once only when a valid hint names the
+///   same user (or there is no browser session, so only the hint's own
+///   session is at stake). Otherwise the user gets a confirmation page whose
+///   link carries an HMAC of the session cookie: a cross-site page cannot
+///   forge it, so it cannot sign anyone out by navigation alone.
+/// - The hint's `sid` session is ended only when it belongs to the hint's
+///   `sub`; an expired ID token is accepted (§4).
+/// - An invalid request (bad hint, unknown client, unregistered redirect,
+///   bad state) shows an error page and changes nothing (§4: no redirect).
+public final class LogoutResponder: Responder {
+    let database: SQLiteDatabase
+    let validator: LogoutRequestValidator
+    let sessions: SSOSessionStore
+    let users: UserStore
+    let credentials: SessionBoundCredentials
+
+    public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) {
+        self.database = database
+        let keys = PublishedSigningKeyCache(store: SigningKeyStore(config: config, database: database, clock: clock))
+        validator = LogoutRequestValidator(clients: ClientStore(database: database, clock: clock),
+                                           hints: IDTokenHintVerifier(issuer: config.issuer, keys: keys))
+        sessions = SSOSessionStore(database: database, clock: clock)
+        users = UserStore(database: database, clock: clock)
+        credentials = SessionBoundCredentials(database: database, clock: clock)
+    }
+
+    public func respond(to request: Request) throws -> Response {
+        // RP-Initiated Logout §2: "The OP MUST support the use of the HTTP GET
+        // and POST methods at the Logout Endpoint."
+        guard request.method == "GET" || request.method == "POST" else { return .methodNotAllowed(allowed: ["GET", "POST"]) }
+        // Anything invalid throws a LogoutRequestFailure: an error page, no
+        // redirect, nothing changed.
+        let logout = try validator.validate(try parameters(of: request))
+
+        let cookieSecret = request.cookies[SSOSessionStore.cookieName]
+        let browserSession = try cookieSecret.flatMap { try sessions.find(secret: $0) }
+        if let browserSession, let cookieSecret,
+           try !mayEnd(browserSession, hint: logout.hint, confirmation: logout.confirmation, cookieSecret: cookieSecret) {
+            let link = "/logout?" + FormParser.encode(logout.parameters + [("confirm", Self.confirmation(for: cookieSecret))])
+            return LogoutPages.confirm(link: link)
+        }
+        try end(Set([browserSession?.sid, try session(namedBy: logout.hint)?.sid].compactMap { $0 }))
+        var response = finish(logout)
+        // Cleared whether or not it named a live session: a stale cookie is
+        // worth nothing but is still the user's "signed in" marker.
+        response.addCookie(.expired(name: SSOSessionStore.cookieName))
+        return response
+    }
+
+    func parameters(of request: Request) throws -> FormParameters {
+        do {
+            return request.method == "POST" ? try request.formParameters() : try request.queryParameters()
+        } catch let error as FormError {
+            throw LogoutRequestFailure("The sign-out request is malformed (\(error.code.rawValue)).", detail: error.description,
+                                       status: error.code == .unsupportedMediaType ? 415 : 400)
+        }
+    }
+
+    /// Ends the sessions and revokes what is bound to them, all or nothing.
+    func end(_ sids: Set<String>) throws {
+        guard !sids.isEmpty else { return }
+        try database.transaction {
+            for sid in sids.sorted() {
+                try sessions.end(sid: sid)
+                try credentials.revokeAll(sid: sid)
+            }
+        }
+    }
+
+    /// The live session a verified hint names, if it is the hint user's.
+    func session(namedBy hint: IDTokenHint?) throws -> SSOSession? {
+        guard let hint, let sid = hint.sid, let session = try sessions.find(sid: sid),
+              try users.find(id: session.userID)?.subject == hint.subject else { return nil }
+        return session
+    }
+
+    /// RP-Initiated Logout §6 (see the type's comment): the browser's session
+    /// ends without asking when a valid hint speaks for its user, or when the
+    /// user confirmed on this browser.
+    func mayEnd(_ browserSession: SSOSession, hint: IDTokenHint?, confirmation: String?, cookieSecret: String) throws -> Bool {
+        if let hint, try users.find(id: browserSession.userID)?.subject == hint.subject { return true }
+        guard let confirmation else { return false }
+        return ConstantTime.equals(Array(confirmation.utf8), Array(Self.confirmation(for: cookieSecret).utf8))
+    }
+
+    /// A value only this browser's cookie can produce, and that reveals
+    /// nothing about the cookie (HMAC keyed with the cookie secret).
+    static func confirmation(for cookieSecret: String) -> String {
+        Base64URL.encode(HMACSHA256.authenticate(Array("gatehouse logout confirmation".utf8), key: Array(cookieSecret.utf8)))
+    }
+
+    /// RP-Initiated Logout §3: "the OP SHOULD redirect the User Agent to the
+    /// post_logout_redirect_uri" and §2 state: "If state is included in the
+    /// logout request, the OP passes this value back to the RP using the
+    /// state parameter when redirecting the User Agent back to the RP."
+    func finish(_ logout: LogoutRequest) -> Response {
+        guard let redirectURI = logout.postLogoutRedirectURI else { return LogoutPages.signedOut() }
+        guard let state = logout.state else { return .redirect(to: redirectURI) }
+        return .redirect(to: AuthorizationResponse.location(redirectURI: redirectURI, parameters: [("state", state)]))
+    }
+}

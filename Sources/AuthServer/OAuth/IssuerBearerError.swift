@@ -1,0 +1,92 @@
+import SSOCore
+
+/// Why the issuer's own protected resource (userinfo) refused a request,
+/// and the one place that turns it into RFC 6750 §3's wire format: a
+/// `WWW-Authenticate: Bearer` challenge plus a JSON body
+/// `{"error", "error_description"}`, never cached.
+///
+/// (The resource servers have their own `BearerError` in ResourceServer;
+/// AuthServer does not link that module, see Package.swift.)
+public struct IssuerBearerError: Error, Equatable {
+    public enum Code: String, Sendable {
+        /// No credentials were sent (RFC 6750 §3.1: no error code in the challenge).
+        case missingToken = "missing_token"
+        case invalidRequest = "invalid_request"
+        case invalidToken = "invalid_token"
+        case insufficientScope = "insufficient_scope"
+    }
+
+    public let code: Code
+    /// Client-safe text; never holds the token.
+    public let description: String
+    /// Log-only text.
+    public let detail: String
+    /// Sent with insufficient_scope.
+    public var requiredScope: String?
+    /// The challenge's `realm`: the issuer origin, set by the responder.
+    public var realm: String = ""
+
+    public init(_ code: Code, _ description: String, detail: String = "", requiredScope: String? = nil) {
+        self.code = code
+        self.description = description
+        self.detail = detail
+        self.requiredScope = requiredScope
+    }
+
+    /// RFC 6750 §3.1: invalid_request → 400, invalid_token → 401,
+    /// insufficient_scope → 403; a request without credentials → 401.
+    public var status: Int {
+        switch code {
+        case .invalidRequest: 400
+        case .missingToken, .invalidToken: 401
+        case .insufficientScope: 403
+        }
+    }
+
+    public var challenge: String {
+        var parameters = ["realm=\"\(Self.quotable(realm))\""]
+        switch code {
+        // RFC 6750 §3.1: "If the request lacks any authentication information
+        // (e.g., the client was unaware that authentication is necessary or
+        // attempted using an unsupported authentication method), the resource
+        // server SHOULD NOT include an error code or other error information."
+        case .missingToken:
+            break
+        // RFC 6750 §3: the "scope" attribute names the scope needed.
+        case .insufficientScope:
+            parameters.append("error=\"insufficient_scope\"")
+            if let requiredScope { parameters.append("scope=\"\(Self.quotable(requiredScope))\"") }
+        case .invalidRequest, .invalidToken:
+            parameters.append("error=\"\(code.rawValue)\"")
+            parameters.append("error_description=\"\(Self.quotable(description))\"")
+        }
+        return "Bearer " + parameters.joined(separator: ", ")
+    }
+
+    /// RFC 6750 §3: attribute values "MUST NOT include characters outside the
+    /// set %x20-21 / %x23-5B / %x5D-7E" (no quote, backslash or control).
+    static func quotable(_ text: String) -> String {
+        String(decoding: text.utf8.map { byte in
+            (byte >= 0x20 && byte <= 0x7E && byte != 0x22 && byte != 0x5C) ? byte : UInt8(ascii: "?")
+        }, as: UTF8.self)
+    }
+}
+
+extension IssuerBearerError: HTTPResponseError {
+    struct Body: Encodable {
+        let error: String
+        let error_description: String
+    }
+
+    public var response: Response {
+        let body = (try? JSON.encode(Body(error: code.rawValue, error_description: description))) ?? Array("{}".utf8)
+        return Response(status: status, headers: [
+            ("Content-Type", "application/json"),
+            ("Cache-Control", "no-store"),
+            ("Pragma", "no-cache"),
+            ("WWW-Authenticate", challenge),
+        ], body: body)
+    }
+
+    public var logDetail: String { detail.isEmpty ? "\(code.rawValue): \(description)" : "\(code.rawValue): \(detail)" }
+}

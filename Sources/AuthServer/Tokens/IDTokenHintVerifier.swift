@@ -1,0 +1,61 @@
+import SSOCore
+
+/// What a logout request's `id_token_hint` says, once verified.
+public struct IDTokenHint: Equatable, Sendable {
+    public let subject: String
+    /// The client the ID token was issued to (its single `aud`).
+    public let clientID: String
+    /// The SSO session the ID token was issued in.
+    public let sid: String?
+}
+
+/// Verifies an ID token presented back to the issuer as `id_token_hint`
+/// (OpenID Connect RP-Initiated Logout 1.0 §2, §4).
+public struct IDTokenHintVerifier {
+    let issuer: String
+    let signed: IssuerSignedJWT
+
+    public init(issuer: String, keys: PublishedSigningKeyCache) {
+        self.issuer = issuer
+        signed = IssuerSignedJWT(keys: keys)
+    }
+
+    struct Claims: Decodable {
+        let iss: String
+        let sub: String
+        let aud: AudienceClaim
+        let sid: String?
+    }
+
+    /// RP-Initiated Logout §2: "The OP need not be listed as an audience of
+    /// the ID Token when it is used as an id_token_hint value." and §4:
+    /// "When an id_token_hint parameter is present, the OP MUST validate
+    /// that it was the issuer of the ID Token. The OP SHOULD accept ID
+    /// Tokens when the RP identified by the ID Token's audience claims and/or
+    /// sid claim has a current session or had a recent session at the OP,
+    /// even when the exp time has passed." So: our signature, our `iss`,
+    /// any `exp`. An old ID token's key may have left the JWKS because every
+    /// token it signed has expired; it still proves the token is ours, so it
+    /// counts here (a retired key does not).
+    public func verify(_ token: String) throws -> IDTokenHint {
+        let jwt = try signed.verify(token, acceptingExpiredKeys: true)
+        try checkType(jwt)
+        let claims: Claims
+        do { claims = try jwt.claims(as: Claims.self) } catch { throw TokenRejection(.malformed, "ID token claims do not decode") }
+        guard claims.iss == issuer else { throw TokenRejection(.wrongIssuer, "iss \(claims.iss.prefix(128))") }
+        // The issuer writes one audience, the client; several would leave
+        // the client ambiguous (OIDC Core §2 would need `azp`).
+        guard claims.aud.values.count == 1, let clientID = claims.aud.values.first else {
+            throw TokenRejection(.malformed, "aud is not a single client")
+        }
+        return IDTokenHint(subject: claims.sub, clientID: clientID, sid: claims.sid)
+    }
+
+    // RFC 8725 §3.11 (explicit typing): the issuer's ID tokens say `typ: JWT`
+    // and its access tokens `at+jwt`; an access token is not an ID token.
+    func checkType(_ jwt: CompactJWT) throws {
+        if let type = jwt.header.typ, type.uppercased() != "JWT" {
+            throw TokenRejection(.wrongType, "typ \(type.prefix(32))")
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import SSOCore
+
+/// The claims of an access token the issuer signed (RFC 9068 §2.2, as
+/// `TokenIssuer` writes them), decoded only after the signature verified.
+/// Only what userinfo, introspection and revocation use is required.
+public struct PresentedAccessToken: Decodable, Equatable, Sendable {
+    public let iss: String
+    public let sub: String
+    public let aud: AudienceClaim
+    public let exp: Int64
+    public let iat: Int64
+    public let nbf: Int64?
+    public let jti: String
+    public let client_id: String
+    public let scope: String
+    public let sid: String
+
+    public var scopes: [Substring] { scope.split(separator: " ") }
+}
+
+/// An access token that is good right now, with the account it speaks for.
+public struct ActiveAccessToken: Sendable {
+    public let claims: PresentedAccessToken
+    public let user: User
+    public let session: SSOSession
+}
+
+/// Verifies access tokens the issuer signed, offline with its own published
+/// keys, then (unlike the resource servers, which cannot) against what only
+/// the issuer knows: revoked `jti`s, ended sessions, disabled users.
+public final class IssuerAccessTokenVerifier {
+    /// RFC 9068 §4: "Implementers MAY provide for some small leeway, usually
+    /// no more than a few minutes, to account for clock skew."
+    public static let leeway: Int64 = 60
+
+    let issuer: String
+    let signed: IssuerSignedJWT
+    let revoked: RevokedAccessTokenStore
+    let sessions: SSOSessionStore
+    let users: UserStore
+    let clock: Clock
+
+    public init(config: GatehouseConfig, database: SQLiteDatabase, keys: PublishedSigningKeyCache, clock: @escaping Clock = systemClock) {
+        issuer = config.issuer
+        signed = IssuerSignedJWT(keys: keys)
+        revoked = RevokedAccessTokenStore(database: database)
+        sessions = SSOSessionStore(database: database, clock: clock)
+        users = UserStore(database: database, clock: clock)
+        self.clock = clock
+    }
+
+    /// Signature, kind and issuer, whatever the time (revocation accepts
+    /// expired tokens: RFC 7009 §2.1 only asks that the server can find them).
+    public func signedClaims(_ token: String) throws -> PresentedAccessToken {
+        let jwt = try signed.verify(token)
+        try checkType(jwt)
+        let claims = try decodeClaims(jwt)
+        try checkIssuer(claims)
+        return claims
+    }
+
+    /// Everything: the signed claims, the validity window with `leeway`,
+    /// then revocation, session and account.
+    public func active(_ token: String, leeway: Int64 = IssuerAccessTokenVerifier.leeway) throws -> ActiveAccessToken {
+        try active(signedClaims(token), leeway: leeway)
+    }
+
+    /// The checks after the signature, for claims `signedClaims` returned.
+    public func active(_ claims: PresentedAccessToken, leeway: Int64 = IssuerAccessTokenVerifier.leeway) throws -> ActiveAccessToken {
+        try checkTimeWindow(claims, now: clock(), leeway: leeway)
+        try checkNotRevoked(claims)
+        let user = try checkUser(claims)
+        let session = try checkSession(claims, user: user)
+        return ActiveAccessToken(claims: claims, user: user, session: session)
+    }
+
+    // RFC 9068 §4: "verify that the "typ" header value is "at+jwt" or
+    // "application/at+jwt" and reject tokens carrying any other value" —
+    // so an ID token (typ JWT) is never accepted as an access token
+    // (RFC 8725 §3.11, explicit typing). Media types are case-insensitive.
+    func checkType(_ jwt: CompactJWT) throws {
+        let type = jwt.header.typ?.lowercased()
+        guard type == "at+jwt" || type == "application/at+jwt" else {
+            throw TokenRejection(.wrongType, "typ \(jwt.header.typ.map { String($0.prefix(32)) } ?? "absent")")
+        }
+    }
+
+    // RFC 9068 §2.2: iss, exp, aud, sub, client_id, iat, jti are REQUIRED.
+    func decodeClaims(_ jwt: CompactJWT) throws -> PresentedAccessToken {
+        do { return try jwt.claims(as: PresentedAccessToken.self) } catch {
+            throw TokenRejection(.malformed, "claims do not decode")
+        }
+    }
+
+    // RFC 9068 §4: the issuer identifier "MUST exactly match the value of
+    // the "iss" claim".
+    func checkIssuer(_ claims: PresentedAccessToken) throws {
+        guard claims.iss == issuer else { throw TokenRejection(.wrongIssuer, "iss \(claims.iss.prefix(128))") }
+    }
+
+    // RFC 9068 §4: "The current time MUST be before the time represented by
+    // the "exp" claim." RFC 7519 §4.1.5: not before "nbf". A token issued
+    // (iat) in the future is refused the same way.
+    func checkTimeWindow(_ claims: PresentedAccessToken, now: Int64, leeway: Int64) throws {
+        guard now < claims.exp + leeway else { throw TokenRejection(.expired, "exp \(claims.exp), now \(now)") }
+        if let nbf = claims.nbf, now + leeway < nbf { throw TokenRejection(.notYetValid, "nbf \(nbf), now \(now)") }
+        guard claims.iat <= now + leeway else { throw TokenRejection(.notYetValid, "iat \(claims.iat), now \(now)") }
+    }
+
+    // RFC 7009 §2: once revoked, a token must not be honoured again by the
+    // issuer (the resource servers, offline, honour it until it expires).
+    func checkNotRevoked(_ claims: PresentedAccessToken) throws {
+        guard try !revoked.isRevoked(jti: claims.jti) else { throw TokenRejection(.revoked, "jti revoked") }
+    }
+
+    /// The account as it is now: deleted or disabled users lose their tokens.
+    func checkUser(_ claims: PresentedAccessToken) throws -> User {
+        guard let user = try users.find(subject: claims.sub) else { throw TokenRejection(.userDisabled, "no such subject") }
+        guard !user.disabled else { throw TokenRejection(.userDisabled, "user disabled") }
+        return user
+    }
+
+    /// A token is bound to the SSO session it was issued in (its `sid`):
+    /// logout, expiry or `ssoctl sessions revoke` end it.
+    func checkSession(_ claims: PresentedAccessToken, user: User) throws -> SSOSession {
+        guard let session = try sessions.find(sid: claims.sid), session.userID == user.id else {
+            throw TokenRejection(.sessionEnded, "session ended")
+        }
+        return session
+    }
+}
