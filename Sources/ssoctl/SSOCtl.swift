@@ -4,7 +4,7 @@ import ArgumentParser
 struct SSOCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ssoctl",
-        abstract: "Administer a Gatehouse issuer: users, clients, signing keys.",
+        abstract: "Administer a Gatehouse issuer: users, clients, signing keys, sessions.",
         discussion: "Works on $GATEHOUSE_HOME (default var/). Changes take effect for running responders without a restart.",
-        subcommands: [UserCommand.self, ClientCommand.self, KeysCommand.self, SetupCommand.self])
+        subcommands: [UserCommand.self, ClientCommand.self, KeysCommand.self, SessionsCommand.self, SweepCommand.self, SetupCommand.self])
 }

@@ -3,8 +3,8 @@ import AuthServer
 
 struct UserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Add, change, disable and list users.",
-        subcommands: [Add.self, Passwd.self, Disable.self, List.self])
+        commandName: "user", abstract: "Add, change, disable and list users; enrol TOTP.",
+        subcommands: [Add.self, Passwd.self, Disable.self, List.self, TOTPCommand.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")
@@ -23,7 +23,9 @@ struct UserCommand: ParsableCommand {
     }
 
     struct Passwd: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set a user's password (read from standard input).")
+        static let configuration = CommandConfiguration(
+            abstract: "Set a user's password (read from standard input).",
+            discussion: "Ends every SSO session of the user and revokes their refresh tokens, in one transaction with the change.")
         @Argument(help: "The user's email address.") var email: String
         @Flag(help: "Read the new password from standard input (required).") var passwordStdin = false
 
@@ -31,19 +33,21 @@ struct UserCommand: ParsableCommand {
             guard passwordStdin else { fail("pass --password-stdin and the password on standard input") }
             let password = readSecretLine("password")
             let context = try Context.open()
-            attempt { try context.users.setPassword(email: email, password: password) }
-            print("password changed for \(email)")
+            let result = attempt { try AccountChanges(database: context.database, users: context.users).changePassword(email: email, password: password) }
+            print("password changed for \(result.user.email); ended \(result.endedSessions.count) session(s)")
         }
     }
 
     struct Disable: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Disable a user: no further sign-in.")
+        static let configuration = CommandConfiguration(
+            abstract: "Disable a user: no further sign-in.",
+            discussion: "Ends every SSO session of the user and revokes their refresh tokens, in one transaction with the change.")
         @Argument(help: "The user's email address.") var email: String
 
         func run() throws {
             let context = try Context.open()
-            attempt { try context.users.disable(email: email) }
-            print("disabled \(email)")
+            let result = attempt { try AccountChanges(database: context.database, users: context.users).disable(email: email) }
+            print("disabled \(result.user.email); ended \(result.endedSessions.count) session(s)")
         }
     }
 

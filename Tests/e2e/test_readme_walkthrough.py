@@ -27,3 +27,5 @@ def test_the_readme_walkthrough_works_verbatim(stack, tmp_path):
     assert '"source":"ServerA"' in lines[3] and '"user":"alice@example.com"' in lines[3]
     assert '"source":"ServerB"' in lines[4]
     assert lines[5].startswith("myapp:auth/callback?code="), "SSO: no login page the second time"
+    assert '"refresh_token":"' in lines[6] and '"token_type":"Bearer"' in lines[6], "refresh"
+    assert lines[7] == "myapp:auth/logout?state=bye", "logout returns to the app"

@@ -22,6 +22,7 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     public var token_endpoint_auth_methods_supported: [String]
     public var scopes_supported: [String]
     public var claims_supported: [String]
+    public var acr_values_supported: [String]
     public var authorization_response_iss_parameter_supported: Bool
     public var request_parameter_supported: Bool
     public var request_uri_parameter_supported: Bool
@@ -46,7 +47,8 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         code_challenge_methods_supported = ["S256"]
         token_endpoint_auth_methods_supported = ["none", "client_secret_basic"]
         scopes_supported = ["openid", "profile", "email", "offline_access", "api:serverA", "api:serverB"]
-        claims_supported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "email", "email_verified", "name"]
+        claims_supported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "email", "email_verified", "name", "amr", "acr"]
+        acr_values_supported = ["urn:gatehouse:pwd", "urn:gatehouse:mfa"]
         // RFC 9207 §3: every authorization response carries `iss`.
         authorization_response_iss_parameter_supported = true
         request_parameter_supported = false

@@ -1,6 +1,13 @@
 import SSOCore
 
-/// `POST /login`: the static login form's target.
+/// `POST /login`: the target of the static sign-in pages.
+///
+/// One step for a password-only account: the password form (login.html)
+/// completes the pending authorization request. Two steps for an account
+/// with TOTP: a right password only marks the pending request and sends the
+/// browser to login-otp.html, whose form (`req`, `otp`) posts here again;
+/// the code then completes the request. Both steps go through the login
+/// throttle, per account and per client address.
 public final class LoginResponder: Responder {
     let config: GatehouseConfig
     let database: SQLiteDatabase
@@ -9,6 +16,10 @@ public final class LoginResponder: Responder {
     let pending: PendingAuthorizationStore
     let codes: AuthorizationCodeStore
     let hasher: PasswordHasher
+    let throttle: LoginThrottle
+    let totp: TOTPStore
+    let marks: PasswordVerifiedMarks
+    let clock: Clock
     /// Verified when the email is unknown, so a wrong email costs the same
     /// time as a wrong password and does not reveal which accounts exist.
     let decoyHash: String
@@ -18,10 +29,14 @@ public final class LoginResponder: Responder {
         self.config = config
         self.database = database
         self.hasher = hasher
+        self.clock = clock
         users = UserStore(database: database, hasher: hasher, clock: clock)
         sessions = SSOSessionStore(database: database, clock: clock)
         pending = PendingAuthorizationStore(database: database, clock: clock)
         codes = AuthorizationCodeStore(database: database, clock: clock)
+        throttle = LoginThrottle(database: database, clock: clock)
+        totp = TOTPStore(database: database, sealer: TOTPSecretSealer(keysDirectory: config.keysDirectory), clock: clock)
+        marks = PasswordVerifiedMarks(database: database, clock: clock)
         decoyHash = try hasher.hash(password: SecureRandom.token())
     }
 
@@ -51,36 +66,121 @@ public final class LoginResponder: Responder {
         guard let formToken = try? form.single("req"), ConstantTime.equals(SecretHash.of(formToken), waiting.formTokenHash) else {
             return ErrorPage.render(title: "Sign-in error", message: "This sign-in form does not belong to your sign-in request.", status: 403)
         }
-        guard let user = try authenticate(email: try? form.single("email"), password: try? form.single("password")) else {
-            return .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=invalid_credentials")
+        let step = LoginStep(cookieSecret: cookieSecret, formToken: formToken, address: request.remoteAddress)
+        // The TOTP page's form is the one with an `otp` field.
+        if form.names.contains("otp") { return try verifySecondFactor(form, step) }
+        return try verifyPassword(form, step)
+    }
+
+    /// What both steps know about the request they answer.
+    struct LoginStep {
+        let cookieSecret: String
+        let formToken: String
+        let address: String
+
+        func passwordPage(error: String) -> Response {
+            .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=" + error)
         }
-        let outcome: (secret: String, code: String, request: AuthorizationRequest)? = try database.transaction {
-            guard let consumed = try pending.consume(cookieSecret: cookieSecret) else { return nil }
-            if let replaced = consumed.replacesSID { try sessions.end(sid: replaced) }
-            let (session, secret) = try sessions.create(userID: user.id, lifetime: config.ssoSessionLifetime)
-            let authorization = consumed.request
-            let code = try codes.issue(AuthorizationCodeGrantRecord(
-                clientID: authorization.clientID, redirectURI: authorization.redirectURI, codeChallenge: authorization.codeChallenge,
-                scope: authorization.scope, nonce: authorization.nonce, sid: session.sid, userID: user.id, authTime: session.authTime),
-                lifetime: config.authorizationCodeLifetime)
-            return (secret, code, authorization)
+
+        func codePage(error: String? = nil) -> Response {
+            .redirect(to: "/login-otp.html?req=" + FormParser.encodeComponent(formToken) + (error.map { "&error=" + $0 } ?? ""))
         }
-        guard let outcome else { return .redirect(to: "/login.html?error=expired") }
-        var response = AuthorizationResponse.success(redirectURI: outcome.request.redirectURI, code: outcome.code,
-                                                     state: outcome.request.state, issuer: config.issuer)
-        response.addCookie(SetCookie(name: SSOSessionStore.cookieName, value: outcome.secret, maxAge: config.ssoSessionLifetime))
-        response.addCookie(.expired(name: PendingAuthorizationStore.cookieName, path: "/login"))
-        return response
+    }
+
+    // MARK: Step 1: password
+
+    func verifyPassword(_ form: FormParameters, _ step: LoginStep) throws -> Response {
+        // Nothing to guess with: refused without counting.
+        guard let email = try? form.single("email"), let password = try? form.single("password"),
+              email.utf8.count <= 254, password.utf8.count <= 1024 else {
+            return step.passwordPage(error: "invalid_credentials")
+        }
+        // Counted before the password is checked; while locked it is not checked at all.
+        guard let attempt = try throttle.admit(email: email, address: step.address) else {
+            return step.passwordPage(error: "too_many_attempts")
+        }
+        guard let user = try authenticate(email: email, password: password) else {
+            return step.passwordPage(error: "invalid_credentials")
+        }
+        if try totp.isEnrolled(userID: user.id) {
+            try throttle.passedFirstFactor(attempt)
+            guard try marks.mark(cookieSecret: step.cookieSecret, userID: user.id) else { return .redirect(to: "/login.html?error=expired") }
+            return step.codePage()
+        }
+        return try complete(user: user, amr: AuthenticationMethods.passwordOnly, expired: .redirect(to: "/login.html?error=expired")) {
+            try throttle.succeeded(attempt)
+            return try pending.consume(cookieSecret: step.cookieSecret)
+        }
     }
 
     /// The user when the password matches and the account is enabled.
-    func authenticate(email: String??, password: String??) throws -> User? {
-        guard let email = email.flatMap({ $0 }), let password = password.flatMap({ $0 }), email.utf8.count <= 254 else { return nil }
+    func authenticate(email: String, password: String) throws -> User? {
         guard let user = try users.find(email: email) else {
             _ = hasher.verify(password: password, against: decoyHash)
             return nil
         }
         guard hasher.verify(password: password, against: user.passwordHash), !user.disabled else { return nil }
         return user
+    }
+
+    // MARK: Step 2: TOTP code
+
+    func verifySecondFactor(_ form: FormParameters, _ step: LoginStep) throws -> Response {
+        // Who signs in comes from the pending request's mark, never the form.
+        guard let userID = try marks.verifiedUserID(cookieSecret: step.cookieSecret),
+              let user = try users.find(id: userID), !user.disabled,
+              let credential = try totp.credential(userID: user.id) else {
+            return step.codePage(error: "expired")
+        }
+        guard let code = try? form.single("otp"), TOTPVerifier.isWellFormed(code) else {
+            return step.codePage(error: "invalid_code")
+        }
+        // Wrong codes count against the account like wrong passwords.
+        guard let attempt = try throttle.admit(email: user.email, address: step.address) else {
+            return step.codePage(error: "too_many_attempts")
+        }
+        guard let timeStep = TOTPVerifier.matchingStep(code: code, secret: credential.secret, at: clock(),
+                                                       after: credential.lastUsedStep) else {
+            return step.codePage(error: "invalid_code")
+        }
+        return try complete(user: user, amr: AuthenticationMethods.passwordAndTOTP, expired: step.codePage(error: "expired")) {
+            // RFC 6238 §5.2: one-time use, enforced atomically (two concurrent
+            // posts of one code: only one raises last_used_step).
+            guard try totp.accept(step: timeStep, userID: user.id) else { throw Abandon(response: step.codePage(error: "invalid_code")) }
+            try throttle.succeeded(attempt)
+            return try marks.consume(cookieSecret: step.cookieSecret, userID: user.id)
+        }
+    }
+
+    // MARK: Completion
+
+    /// Thrown inside the completion transaction to roll it back and answer `response`.
+    struct Abandon: Error { let response: Response }
+
+    /// One transaction: `claim` takes the pending request (nil: it is gone,
+    /// answer `expired`), then the session it replaces ends, a new session
+    /// and a code are created, and the browser goes back to the client.
+    func complete(user: User, amr: [String], expired: Response, claim: () throws -> PendingAuthorization?) throws -> Response {
+        let outcome: (secret: String, code: String, request: AuthorizationRequest)
+        do {
+            outcome = try database.transaction {
+                guard let consumed = try claim() else { throw Abandon(response: expired) }
+                if let replaced = consumed.replacesSID { try sessions.end(sid: replaced) }
+                let (session, secret) = try sessions.create(userID: user.id, lifetime: config.ssoSessionLifetime, amr: amr)
+                let authorization = consumed.request
+                let code = try codes.issue(AuthorizationCodeGrantRecord(
+                    clientID: authorization.clientID, redirectURI: authorization.redirectURI, codeChallenge: authorization.codeChallenge,
+                    scope: authorization.scope, nonce: authorization.nonce, sid: session.sid, userID: user.id, authTime: session.authTime,
+                    amr: session.amr), lifetime: config.authorizationCodeLifetime)
+                return (secret, code, authorization)
+            }
+        } catch let abandon as Abandon {
+            return abandon.response
+        }
+        var response = AuthorizationResponse.success(redirectURI: outcome.request.redirectURI, code: outcome.code,
+                                                     state: outcome.request.state, issuer: config.issuer)
+        response.addCookie(SetCookie(name: SSOSessionStore.cookieName, value: outcome.secret, maxAge: config.ssoSessionLifetime))
+        response.addCookie(.expired(name: PendingAuthorizationStore.cookieName, path: "/login"))
+        return response
     }
 }

@@ -68,7 +68,7 @@ public final class AuthorizationCodeGrant {
             throw OAuthError.invalidGrant("the code is invalid, expired or already used")
         }
         let grant = TokenGrant(user: issued.user, clientID: client.clientID, scope: issued.record.scope, sid: issued.record.sid,
-                               authTime: issued.record.authTime, nonce: issued.record.nonce, jti: jti)
+                               authTime: issued.record.authTime, nonce: issued.record.nonce, jti: jti, amr: issued.record.amr)
         let tokens = try issuer.sign(grant)
         return TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
                                  refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: grant.scope.joined(separator: " "))

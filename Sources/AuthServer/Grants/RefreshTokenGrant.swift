@@ -5,6 +5,7 @@ public final class RefreshTokenGrant {
     let config: GatehouseConfig
     let rotation: RefreshTokenRotation
     let users: UserStore
+    let sessions: SSOSessionStore
     let issuer: TokenIssuer
 
     public init(config: GatehouseConfig, database: SQLiteDatabase, issuer: TokenIssuer, sealingKey: [UInt8], clock: @escaping Clock = systemClock) {
@@ -12,6 +13,7 @@ public final class RefreshTokenGrant {
         self.issuer = issuer
         rotation = RefreshTokenRotation(database: database, sealingKey: sealingKey, clock: clock)
         users = UserStore(database: database, clock: clock)
+        sessions = SSOSessionStore(database: database, clock: clock)
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
@@ -32,13 +34,14 @@ public final class RefreshTokenGrant {
         case .refused, .reuseDetected: throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked")
         }
         let scope = requested.map { requested in record.scope.filter(requested.contains) } ?? record.scope
-        guard let user = try users.find(id: record.userID), !user.disabled else {
+        guard let user = try users.find(id: record.userID), !user.disabled,
+              let session = try sessions.find(sid: record.sid) else {
             throw OAuthError.invalidGrant("the user can no longer sign in")
         }
         // OIDC Core §12.2: the new ID token keeps sub, aud and the original
         // auth_time; it carries no nonce (none was sent with this request).
         let grant = TokenGrant(user: user, clientID: client.clientID, scope: scope, sid: record.sid, authTime: record.authTime,
-                               nonce: nil, jti: SecureRandom.token(byteCount: 16))
+                               nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: session.amr)
         let tokens = try issuer.sign(grant)
         return TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
                                  refresh_token: successor, id_token: tokens.idToken, scope: scope.joined(separator: " "))

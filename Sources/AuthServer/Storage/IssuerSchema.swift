@@ -9,7 +9,6 @@ public enum IssuerSchema {
         IssuerMigrations.accounts,
         IssuerMigrations.signIn,
         IssuerMigrations.refreshRotation,
-        IssuerMigrations.sessionEndpoints,
         IssuerMigrations.accountSecurity,
     ]
 

@@ -11,6 +11,12 @@ public struct AuthorizationCodeGrantRecord: Equatable, Sendable {
     public let sid: String
     public let userID: Int64
     public let authTime: Int64
+    /// How the user authenticated for the session the code came from (RFC
+    /// 8176 values); the ID token's `amr`, and its `acr` via `acr`.
+    public var amr: [String] = AuthenticationMethods.passwordOnly
+
+    /// OIDC Core §2 acr for the ID token.
+    public var acr: String { AuthenticationMethods.acr(for: amr) }
 }
 
 /// Why a code could not be redeemed.
@@ -37,10 +43,10 @@ public final class AuthorizationCodeStore {
         let now = clock()
         try database.execute("""
             INSERT INTO authorization_codes (code_hash, client_id, redirect_uri, code_challenge, scope, nonce, sid, user_id, auth_time,
-                created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                created_at, expires_at, amr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.blob(SecretHash.of(code)), .text(record.clientID), .text(record.redirectURI), .text(record.codeChallenge),
                   .text(record.scope.joined(separator: " ")), SQLiteValue(record.nonce), .text(record.sid), .integer(record.userID),
-                  .integer(record.authTime), .integer(now), .integer(now + Int64(lifetime))])
+                  .integer(record.authTime), .integer(now), .integer(now + Int64(lifetime)), .text(AuthenticationMethods.encode(record.amr))])
         return code
     }
 
@@ -54,12 +60,12 @@ public final class AuthorizationCodeStore {
         if let row = try database.queryOne("""
             UPDATE authorization_codes SET used_at = ?
             WHERE code_hash = ? AND used_at IS NULL AND expires_at > ? AND client_id = ? AND redirect_uri = ? AND code_challenge = ?
-            RETURNING client_id, redirect_uri, code_challenge, scope, nonce, sid, user_id, auth_time
+            RETURNING client_id, redirect_uri, code_challenge, scope, nonce, sid, user_id, auth_time, amr
             """, [.integer(now), .blob(hash), .integer(now), .text(clientID), .text(redirectURI), .text(challengeFromVerifier)]) {
             return AuthorizationCodeGrantRecord(
                 clientID: row.string(0), redirectURI: row.string(1), codeChallenge: row.string(2),
                 scope: row.string(3).split(separator: " ").map(String.init), nonce: row.optionalString(4), sid: row.string(5),
-                userID: row.int(6), authTime: row.int(7))
+                userID: row.int(6), authTime: row.int(7), amr: AuthenticationMethods.decode(row.string(8)))
         }
         guard let existing = try database.queryOne("""
             SELECT used_at, expires_at, client_id, issued_family_id, issued_jti FROM authorization_codes WHERE code_hash = ?

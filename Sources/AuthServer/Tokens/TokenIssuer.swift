@@ -30,6 +30,10 @@ public struct IDTokenClaims: Codable, Equatable, Sendable {
     public let email: String?
     public let email_verified: Bool?
     public let name: String?
+    /// OIDC Core §2: how the user authenticated ("pwd", "otp") and the
+    /// resulting level (urn:gatehouse:pwd or urn:gatehouse:mfa).
+    public let amr: [String]?
+    public let acr: String?
 }
 
 /// What a grant decided to issue; the issuer turns it into signed tokens.
@@ -41,6 +45,7 @@ public struct TokenGrant: Sendable {
     public let authTime: Int64
     public let nonce: String?
     public let jti: String
+    public let amr: [String]
 }
 
 /// Mints the signed access and ID tokens. Signing happens after the
@@ -80,7 +85,8 @@ public final class TokenIssuer {
         return IDTokenClaims(
             iss: config.issuer, sub: grant.user.subject, aud: grant.clientID, exp: now + Int64(config.idTokenLifetime), iat: now,
             auth_time: grant.authTime, nonce: grant.nonce, sid: grant.sid, email: email ? grant.user.email : nil,
-            email_verified: email ? true : nil, name: grant.scope.contains("profile") ? grant.user.name : nil)
+            email_verified: email ? true : nil, name: grant.scope.contains("profile") ? grant.user.name : nil,
+            amr: grant.amr, acr: AuthenticationMethods.acr(for: grant.amr))
     }
 
     /// RFC 9068 §2.1: access tokens carry `typ: at+jwt`; ID tokens `JWT`.

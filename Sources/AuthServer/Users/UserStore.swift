@@ -67,14 +67,16 @@ public final class UserStore {
         try database.query("SELECT id, subject, email, name, password_hash, roles, disabled FROM users ORDER BY email").map(Self.user)
     }
 
-    public func setPassword(email: String, password: String) throws {
+    /// Store-level only: callers use AccountChanges, which also ends the sessions.
+    func setPassword(email: String, password: String) throws {
         try Self.validate(password: password)
         guard try find(email: email) != nil else { throw ValidationError("no user with email \(email)") }
         let hash = try hasher.hash(password: password)
         try database.execute("UPDATE users SET password_hash = ? WHERE email = ?", [.text(hash), .text(email)])
     }
 
-    public func disable(email: String) throws {
+    /// Store-level only: callers use AccountChanges, which also ends the sessions.
+    func disable(email: String) throws {
         guard try database.execute("UPDATE users SET disabled = 1 WHERE email = ?", [.text(email)]) == 1 else {
             throw ValidationError("no user with email \(email)")
         }
@@ -112,5 +114,26 @@ public final class UserStore {
         guard !role.isEmpty, role.utf8.count <= 64,
               role.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "-_.:".unicodeScalars.contains($0) })
         else { throw ValidationError("a role is 1 to 64 letters, digits, '-', '_', '.' or ':': \(role.debugDescription)") }
+    }
+}
+
+// MARK: Account changes (AccountChanges runs these inside its transaction)
+
+extension UserStore {
+    /// Hashes a new password after checking the password rules; slow
+    /// (scrypt), so it runs before any transaction is opened.
+    func newPasswordHash(_ password: String) throws -> String {
+        try Self.validate(password: password)
+        return try hasher.hash(password: password)
+    }
+
+    /// Stores a password hash; no transaction of its own.
+    func storePasswordHash(_ hash: String, userID: Int64) throws {
+        try database.execute("UPDATE users SET password_hash = ? WHERE id = ?", [.text(hash), .integer(userID)])
+    }
+
+    /// Marks a user disabled; no transaction of its own.
+    func storeDisabled(userID: Int64) throws {
+        try database.execute("UPDATE users SET disabled = 1 WHERE id = ?", [.integer(userID)])
     }
 }

@@ -1,0 +1,29 @@
+/// How a user authenticated: the `amr` values (RFC 8176 §2) a session and its
+/// codes record, and the `acr` (OIDC Core §2) that follows from them.
+public enum AuthenticationMethods {
+    /// RFC 8176 §2: "pwd: Password-based authentication".
+    public static let password = "pwd"
+    /// RFC 8176 §2: "otp: One-time password", here TOTP (RFC 6238).
+    public static let oneTimePassword = "otp"
+
+    public static let passwordOnly = [password]
+    public static let passwordAndTOTP = [password, oneTimePassword]
+
+    /// OIDC Core §2 acr: "an absolute URI or an RFC 6711 registered name";
+    /// private URNs name the two levels this issuer has. A password sign-in
+    /// says so too, rather than omitting acr, so a client can always compare.
+    public static let passwordACR = "urn:gatehouse:pwd"
+    public static let multiFactorACR = "urn:gatehouse:mfa"
+
+    public static func acr(for amr: [String]) -> String {
+        amr.contains(oneTimePassword) && amr.contains(password) ? multiFactorACR : passwordACR
+    }
+
+    /// The stored form: space-separated, as `scope` is.
+    static func encode(_ amr: [String]) -> String { amr.joined(separator: " ") }
+
+    static func decode(_ stored: String) -> [String] {
+        let values = stored.split(separator: " ").map(String.init)
+        return values.isEmpty ? passwordOnly : values
+    }
+}

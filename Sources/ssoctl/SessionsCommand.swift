@@ -1,0 +1,42 @@
+import ArgumentParser
+import AuthServer
+
+struct SessionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sessions", abstract: "List and revoke SSO sessions.", subcommands: [List.self, Revoke.self])
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List SSO sessions, newest first: sid, user, sign-in time, creation, expiry, state, methods.",
+            discussion: "STATE is active, ended (logout, revoke, password change, disabling), expired or user-disabled.")
+        @Argument(help: "Only this user's sessions.") var email: String?
+
+        func run() throws {
+            let context = try Context.open()
+            var userID: Int64?
+            if let email {
+                guard let user = attempt({ try context.users.find(email: email) }) else { fail("no user with email \(email)") }
+                userID = user.id
+            }
+            let sessions = attempt { try SSOSessionStore(database: context.database).list(userID: userID) }
+            printTable(["SID", "USER", "AUTH_TIME", "CREATED", "EXPIRES", "STATE", "AMR"], sessions.map {
+                [$0.sid, $0.email, formatTime($0.authTime), formatTime($0.createdAt), formatTime($0.expiresAt), $0.state.rawValue,
+                 $0.amr.joined(separator: ",")]
+            })
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "End an SSO session and revoke the refresh tokens bound to it.",
+            discussion: "The browser's sso_session cookie stops skipping the login page; the apps' refresh tokens stop working.")
+        @Argument(help: "The session's sid (from `ssoctl sessions list`).") var sid: String
+
+        func run() throws {
+            let context = try Context.open()
+            let session = attempt { try AccountChanges(database: context.database, users: context.users).endSession(sid: sid) }
+            print(session.state == .ended ? "session \(sid) was already ended; its refresh tokens are revoked"
+                                          : "ended session \(sid) of \(session.email) and revoked its refresh tokens")
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import XCTest
+@testable import AuthServer
+import SSOCore
+
+/// Helpers for the TOTP, throttle and account-change tests.
+extension SignInHarness {
+    static let otherPassword = "another long password"
+
+    var totpStore: TOTPStore {
+        TOTPStore(database: database, sealer: TOTPSecretSealer(keysDirectory: issuer.config.keysDirectory), clock: clock.clock)
+    }
+
+    var throttle: LoginThrottle { LoginThrottle(database: database, clock: clock.clock) }
+
+    var accountChanges: AccountChanges { AccountChanges(database: database, users: issuer.users, clock: clock.clock) }
+
+    /// A user of its own (password `otherPassword`), optionally enrolled in
+    /// TOTP; returns the user and the TOTP seed.
+    func addUser(_ email: String, totp: Bool = false) throws -> (user: User, secret: [UInt8]?) {
+        let user = try issuer.users.add(email: email, name: "Test User", password: Self.otherPassword)
+        return (user, totp ? try totpStore.enrol(userID: user.id) : nil)
+    }
+
+    /// The code an authenticator app shows now, `offset` steps away.
+    func code(_ secret: [UInt8], offset: Int64 = 0) -> String {
+        TOTP.code(secret: secret, step: TOTP.step(at: clock.now) + offset)
+    }
+
+    func login(_ pending: PendingLogin, email: String? = DemoData.email, password: String? = SignInHarness.password,
+               address: String = "127.0.0.1", file: StaticString = #filePath, line: UInt = #line) -> Response {
+        var request = loginRequest(pending, email: email, password: password)
+        request.remoteAddress = address
+        return run(login, request, file: file, line: line)
+    }
+
+    /// POST /login from the TOTP page: `req` and `otp` only.
+    func submitCode(_ pending: PendingLogin, _ otp: String?, req: String? = nil, extra: [(String, String)] = [],
+                    address: String = "127.0.0.1", file: StaticString = #filePath, line: UInt = #line) -> Response {
+        var pairs = [("req", req ?? pending.formToken)]
+        if let otp { pairs.append(("otp", otp)) }
+        var request = Self.formRequest("/login", RequestParameters(pairs + extra),
+                                       headers: Self.cookieHeader([PendingAuthorizationStore.cookieName: pending.cookieSecret]))
+        request.remoteAddress = address
+        return run(login, request, file: file, line: line)
+    }
+
+    func codePage(_ pending: PendingLogin, error: String? = nil) -> String {
+        "/login-otp.html?req=\(pending.formToken)" + (error.map { "&error=\($0)" } ?? "")
+    }
+
+    func passwordPage(_ pending: PendingLogin, error: String) -> String {
+        "/login.html?req=\(pending.formToken)&error=\(error)"
+    }
+
+    /// Password step then code step for a TOTP user; returns the final response.
+    func signInWithTOTP(_ email: String, secret: [UInt8], offset: Int64 = 0, address: String = "127.0.0.1",
+                        file: StaticString = #filePath, line: UInt = #line) throws -> (pending: PendingLogin, response: Response) {
+        let pending = try startLogin(file: file, line: line)
+        let first = login(pending, email: email, password: Self.otherPassword, address: address, file: file, line: line)
+        XCTAssertEqual(first.location, codePage(pending), "password step", file: file, line: line)
+        return (pending, submitCode(pending, code(secret, offset: offset), address: address, file: file, line: line))
+    }
+
+    func throttleRows() throws -> [String] {
+        try database.query("SELECT * FROM login_throttle ORDER BY 1").map { "\($0.values)" }
+    }
+
+    func sessionAMR(sid: String) throws -> String? {
+        try database.queryOne("SELECT amr FROM sso_sessions WHERE sid = ?", [.text(sid)])?.string(0)
+    }
+}
+
+extension SignInHarness {
+    var sessions: SSOSessionStore { SSOSessionStore(database: database, clock: clock.clock) }
+}
