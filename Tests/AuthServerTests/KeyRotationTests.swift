@@ -55,6 +55,7 @@ final class KeyRotationTests: SignInTestCase {
         let first = try SecretKeyFile.loadOrCreate(path: path)
         XCTAssertEqual(try SecretKeyFile.loadOrCreate(path: path), first)
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int, 0o600)
+        XCTAssertEqual(first.count, 32)
         try Data("short".utf8).write(to: URL(fileURLWithPath: path + "2"))
         XCTAssertThrowsError(try SecretKeyFile.loadOrCreate(path: path + "2"))
     }

@@ -1,7 +1,7 @@
 import SSOCore
 
 extension IssuerMigrations {
-    /// TOTP and login throttling. (Owner: account security.)
+    /// TOTP and login throttling.
     ///
     /// - `totp_credentials`: one TOTP seed per user, sealed with AES-256-GCM
     ///   under `keys/totp-seal.key` (TOTPSecretSealer), and the last time step
