@@ -1,3 +1,5 @@
+import SSOCore
+
 /// The claims of a JWT access token (RFC 9068 §2.2), decoded only after its
 /// signature has been verified.
 ///
@@ -29,21 +31,6 @@ public struct AccessTokenClaims: Decodable, Sendable {
     /// space-separated list of scopes".
     public var scopes: [Substring] { (scope ?? "").split(separator: " ") }
 
-    /// RFC 7519 §4.1.3: "In the general case, the "aud" value is an array of
-    /// case-sensitive strings ... In the special case when the JWT has one
-    /// audience, the "aud" value MAY be a single case-sensitive string".
-    public struct Audience: Decodable, Sendable, Equatable {
-        public let values: [String]
-
-        public init(_ values: [String]) { self.values = values }
-
-        public init(from decoder: Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let single = try? container.decode(String.self) {
-                values = [single]
-            } else {
-                values = try container.decode([String].self)
-            }
-        }
-    }
+    /// RFC 7519 §4.1.3: an array of strings, or one string (one decoder, in SSOCore).
+    public typealias Audience = AudienceClaim
 }

@@ -1,3 +1,5 @@
+import SSOCore
+
 /// The access token of an `Authorization: Bearer` header (RFC 6750 §2.1).
 ///
 /// Only the header is read: the form-body and query-string methods of
@@ -21,24 +23,8 @@ public enum BearerCredentials {
         // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token
         let token = header.dropFirst(scheme.count).drop { $0 == " " }
         guard !token.isEmpty else { return .malformed("Bearer scheme without a token") }
-        guard isB64Token(token.utf8) else { return .malformed("token has characters outside b64token") }
+        guard BearerSyntax.isB64Token(token.utf8) else { return .malformed("token has characters outside b64token") }
         return .token(String(token))
     }
 
-    /// RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
-    static func isB64Token(_ bytes: Substring.UTF8View) -> Bool {
-        var seenPadding = false
-        for byte in bytes {
-            if byte == UInt8(ascii: "=") { seenPadding = true; continue }
-            guard !seenPadding else { return false }
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
-                continue
-            default:
-                return false
-            }
-        }
-        return bytes.first != UInt8(ascii: "=")
-    }
 }

@@ -46,7 +46,7 @@ public struct BearerError: Error, CustomStringConvertible {
 
     /// The `WWW-Authenticate` value.
     public var challenge: String {
-        let realm = "realm=\"\(Self.quotable(realm))\""
+        let realm = "realm=\"\(BearerSyntax.quotable(realm))\""
         switch code {
         // RFC 6750 §3.1: "If the request lacks any authentication information
         // (e.g., the client was unaware that authentication is necessary or
@@ -58,23 +58,15 @@ public struct BearerError: Error, CustomStringConvertible {
         // with the HTTP 403 (Forbidden) status code and MAY include the "scope"
         // attribute with the scope necessary to access the protected resource."
         case .insufficientScope:
-            return "Bearer \(realm), error=\"insufficient_scope\", scope=\"\(Self.quotable(requiredScope))\""
+            return "Bearer \(realm), error=\"insufficient_scope\", scope=\"\(BearerSyntax.quotable(requiredScope))\""
         // RFC 6750 §3.1 invalid_token: "The access token provided is expired,
         // revoked, malformed, or invalid for other reasons." A token for
         // another audience is such a token (sent with 403 per CONTRACT.md).
         default:
-            return "Bearer \(realm), error=\"invalid_token\", error_description=\"\(Self.quotable(description))\""
+            return "Bearer \(realm), error=\"invalid_token\", error_description=\"\(BearerSyntax.quotable(description))\""
         }
     }
 
-    /// RFC 6750 §3: error_description and scope values "MUST NOT include
-    /// characters outside the set %x20-21 / %x23-5B / %x5D-7E", i.e. no
-    /// quote, backslash, control or non-ASCII character.
-    static func quotable(_ text: String) -> String {
-        String(decoding: text.utf8.map { byte in
-            (byte >= 0x20 && byte <= 0x7E && byte != 0x22 && byte != 0x5C) ? byte : UInt8(ascii: "?")
-        }, as: UTF8.self)
-    }
 }
 
 extension BearerError: HTTPResponseError {

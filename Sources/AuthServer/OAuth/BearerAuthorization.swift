@@ -50,7 +50,7 @@ public enum BearerAuthorization {
         guard scheme.lowercased() == "bearer" else { return .absent }
         let token = header.dropFirst(scheme.count).drop { $0 == " " }
         guard !token.isEmpty else { throw IssuerBearerError(.invalidRequest, "the Bearer scheme needs a token") }
-        guard isB64Token(token.utf8) else {
+        guard BearerSyntax.isB64Token(token.utf8) else {
             throw IssuerBearerError(.invalidToken, "the access token has characters outside the b64token syntax")
         }
         return .token(String(token))
@@ -73,27 +73,10 @@ public enum BearerAuthorization {
             throw IssuerBearerError(.invalidRequest, "parameter access_token is repeated")
         }
         guard let token = value else { return nil }
-        guard isB64Token(Substring(token).utf8) else {
+        guard BearerSyntax.isB64Token(Substring(token).utf8) else {
             throw IssuerBearerError(.invalidToken, "the access token has characters outside the b64token syntax")
         }
         return token
     }
 
-    /// RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
-    static func isB64Token(_ bytes: Substring.UTF8View) -> Bool {
-        guard let first = bytes.first, first != UInt8(ascii: "=") else { return false }
-        var seenPadding = false
-        for byte in bytes {
-            if byte == UInt8(ascii: "=") { seenPadding = true; continue }
-            guard !seenPadding else { return false }
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
-                continue
-            default:
-                return false
-            }
-        }
-        return true
-    }
 }

@@ -44,7 +44,7 @@ public struct IssuerBearerError: Error, Equatable {
     }
 
     public var challenge: String {
-        var parameters = ["realm=\"\(Self.quotable(realm))\""]
+        var parameters = ["realm=\"\(BearerSyntax.quotable(realm))\""]
         switch code {
         // RFC 6750 §3.1: "If the request lacks any authentication information
         // (e.g., the client was unaware that authentication is necessary or
@@ -55,21 +55,14 @@ public struct IssuerBearerError: Error, Equatable {
         // RFC 6750 §3: the "scope" attribute names the scope needed.
         case .insufficientScope:
             parameters.append("error=\"insufficient_scope\"")
-            if let requiredScope { parameters.append("scope=\"\(Self.quotable(requiredScope))\"") }
+            if let requiredScope { parameters.append("scope=\"\(BearerSyntax.quotable(requiredScope))\"") }
         case .invalidRequest, .invalidToken:
             parameters.append("error=\"\(code.rawValue)\"")
-            parameters.append("error_description=\"\(Self.quotable(description))\"")
+            parameters.append("error_description=\"\(BearerSyntax.quotable(description))\"")
         }
         return "Bearer " + parameters.joined(separator: ", ")
     }
 
-    /// RFC 6750 §3: attribute values "MUST NOT include characters outside the
-    /// set %x20-21 / %x23-5B / %x5D-7E" (no quote, backslash or control).
-    static func quotable(_ text: String) -> String {
-        String(decoding: text.utf8.map { byte in
-            (byte >= 0x20 && byte <= 0x7E && byte != 0x22 && byte != 0x5C) ? byte : UInt8(ascii: "?")
-        }, as: UTF8.self)
-    }
 }
 
 extension IssuerBearerError: HTTPResponseError {
