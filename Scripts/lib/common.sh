@@ -9,7 +9,7 @@ export PATH
 RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev openssl curl pkg-config ca-certificates sqlite3)
 
 # And what the tests need on top: a real browser and its WebDriver.
-TEST_PACKAGES=(chromium chromium-driver python3 python3-pip)
+TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip)
 PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib)
 
 # The responders: one executable each, one pool of processes each.

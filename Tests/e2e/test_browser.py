@@ -10,15 +10,18 @@ names a folder they are also written there (docs/screenshots/ holds a set).
 """
 import base64
 import hashlib
+import hmac
 import json
 import os
 import re
 import secrets
 import shutil
 import ssl
+import struct
 import subprocess
 import tempfile
 import threading
+import time
 import urllib.parse
 import warnings
 from http.client import HTTPSConnection
@@ -357,6 +360,42 @@ def test_sign_in_reaches_a_loopback_redirect_uri(stack, http, browser):
         assert tokens.status_code == 200, tokens.text
     finally:
         callback.close()
+
+
+def totp_now(secret_base32):
+    """RFC 6238: HMAC-SHA-1, 30 s steps, 6 digits."""
+    key = base64.b32decode(secret_base32 + "=" * (-len(secret_base32) % 8))
+    mac = hmac.new(key, struct.pack(">Q", int(time.time() // 30)), hashlib.sha1).digest()
+    offset = mac[19] & 0x0F
+    return str((struct.unpack(">I", mac[offset:offset + 4])[0] & 0x7FFFFFFF) % 10 ** 6).zfill(6)
+
+
+def test_sign_in_with_a_totp_second_step(stack, http, browser, screenshot):
+    email = f"browser-{secrets.token_hex(5)}@example.com"
+    password = "pw-" + secrets.token_urlsafe(12)
+    added = stack.ssoctl("user", "add", email, "--name", "Browser Test", "--password-stdin", input=password + "\n")
+    assert added.returncode == 0, added.stderr
+    enrolled = stack.ssoctl("user", "totp", email)
+    assert enrolled.returncode == 0, enrolled.stderr
+    secret = query_of(enrolled.stdout.strip())["secret"]
+
+    driver = browser(javascript=False)
+    request = AuthorizationRequest(stack, login_hint=None)
+    open_login_page(driver, stack, request)
+    submit_credentials(driver, email, password)
+    wait_for_url(driver, stack.issuer + "/login-otp.html?", "the right password of a TOTP account")
+    code_field = wait_for_element(driver, By.ID, "otp")
+    assert code_field.accessible_name == "Code"
+    assert code_field.get_attribute("autocomplete") == "one-time-code"
+    screenshot(driver, "login-otp.png")
+
+    code_field.send_keys(totp_now(secret))
+    driver.find_element(By.CSS_SELECTOR, "form.login button[type=submit]").click()
+    wait_for_url(driver, stack.issuer + "/mobile/postlogin.html?", "the TOTP code")
+    response = query_of(driver.current_url)
+    assert response.get("state") == request.state
+    tokens = request.exchange(http, response["code"])
+    assert tokens.status_code == 200, tokens.text
 
 
 # --- the pages themselves (no issuer logic needed) -------------------------------

@@ -45,9 +45,10 @@ public final class LoginResponder: Responder {
         // Login CSRF, first line of defence (the SameSite=Strict cookie and the
         // form token are the others). Fetch Metadata: browsers mark the form's
         // own post `Sec-Fetch-Site: same-origin`. Origin: a cross-site post names
-        // its origin; the page's own post says `null`, because the page is
-        // served with Referrer-Policy: no-referrer (Fetch §"append a request
-        // Origin header"), so `null` alone proves nothing either way.
+        // its origin; the login pages' own post names the issuer (they set
+        // `<meta name="referrer" content="same-origin">`), but under the
+        // server's Referrer-Policy: no-referrer it says `null` (Fetch §"append
+        // a request Origin header"), so `null` alone proves nothing either way.
         if let site = request.header("sec-fetch-site"), site != "same-origin" {
             return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403)
         }
