@@ -28,7 +28,7 @@ struct SessionsCommand: ParsableCommand {
 
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "End an SSO session and revoke the refresh tokens bound to it.",
+            abstract: "End an SSO session and revoke the refresh tokens and device secrets bound to it.",
             discussion: "The browser's sso_session cookie stops skipping the login page; the apps' refresh tokens stop working.")
         @Argument(help: "The session's sid (from `ssoctl sessions list`).") var sid: String
 

@@ -26,6 +26,9 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     public var authorization_response_iss_parameter_supported: Bool
     public var request_parameter_supported: Bool
     public var request_uri_parameter_supported: Bool
+    /// Native SSO §5 (draft 07): the token endpoint accepts the Native SSO
+    /// token exchange and honours the `device_sso` scope.
+    public var native_sso_supported: Bool?
 
     public init(config: GatehouseConfig) {
         issuer = config.issuer
@@ -40,19 +43,20 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         introspection_endpoint_auth_methods_supported = ["client_secret_basic"]
         response_types_supported = ["code"]
         response_modes_supported = ["query"]
-        grant_types_supported = ["authorization_code", "refresh_token"]
+        grant_types_supported = ["authorization_code", "refresh_token", TokenExchangeRequest.grantType]
         subject_types_supported = ["public"]
         id_token_signing_alg_values_supported = ["RS256"]
         // RFC 9700 §2.1.1: S256 only; "plain" is refused.
         code_challenge_methods_supported = ["S256"]
         token_endpoint_auth_methods_supported = ["none", "client_secret_basic"]
-        scopes_supported = ["openid", "profile", "email", "offline_access", "api:serverA", "api:serverB"]
-        claims_supported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "email", "email_verified", "name", "amr", "acr"]
+        scopes_supported = ["openid", "profile", "email", "offline_access", "device_sso", "api:serverA", "api:serverB"]
+        claims_supported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "email", "email_verified", "name", "amr", "acr", "ds_hash", "di_hash"]
         acr_values_supported = ["urn:gatehouse:pwd", "urn:gatehouse:mfa"]
         // RFC 9207 §3: every authorization response carries `iss`.
         authorization_response_iss_parameter_supported = true
         request_parameter_supported = false
         request_uri_parameter_supported = false
+        native_sso_supported = true
     }
 }
 

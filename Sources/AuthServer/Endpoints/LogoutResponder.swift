@@ -4,7 +4,7 @@ import SSOCore
 ///
 /// Ends the browser's SSO session (the `sso_session` cookie) and the session
 /// a verified `id_token_hint` names, revokes what is bound to them (refresh
-/// tokens; device secrets later, see SessionBoundCredentials), clears the
+/// tokens and Native SSO device secrets, see SessionBoundCredentials), clears the
 /// cookie, then returns to the client's registered post-logout redirect URI
 /// with `state`, or shows "You are signed out". Repeating it is harmless.
 ///

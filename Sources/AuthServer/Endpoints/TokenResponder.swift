@@ -6,6 +6,7 @@ public final class TokenResponder: Responder {
     let authenticator: ClientAuthenticator
     let authorizationCode: AuthorizationCodeGrant
     let refreshToken: RefreshTokenGrant
+    let tokenExchange: TokenExchangeGrant
 
     public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) throws {
         authenticator = ClientAuthenticator(clients: ClientStore(database: database))
@@ -14,6 +15,7 @@ public final class TokenResponder: Responder {
         authorizationCode = AuthorizationCodeGrant(config: config, database: database, issuer: issuer, clock: clock)
         refreshToken = RefreshTokenGrant(config: config, database: database, issuer: issuer,
                                          sealingKey: try SecretKeyFile.loadOrCreate(path: config.refreshSealingKeyPath), clock: clock)
+        tokenExchange = TokenExchangeGrant(config: config, database: database, issuer: issuer, clock: clock)
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -27,6 +29,7 @@ public final class TokenResponder: Responder {
             case nil: throw OAuthError.invalidRequest("grant_type is required")
             case "authorization_code": body = try authorizationCode.handle(form, client: client)
             case "refresh_token": body = try refreshToken.handle(form, client: client)
+            case TokenExchangeRequest.grantType: body = try tokenExchange.handle(form, client: client)
             default: throw OAuthError(.unsupportedGrantType, "this grant type is not supported")
             }
             // RFC 6749 §5.1: "Cache-Control: no-store" and "Pragma: no-cache".

@@ -9,6 +9,7 @@ public final class AuthorizationCodeGrant {
     let revokedAccessTokens: RevokedAccessTokenStore
     let users: UserStore
     let sessions: SSOSessionStore
+    let deviceSecrets: DeviceSecretStore
     let issuer: TokenIssuer
     let clock: Clock
 
@@ -22,6 +23,7 @@ public final class AuthorizationCodeGrant {
         revokedAccessTokens = RevokedAccessTokenStore(database: database)
         users = UserStore(database: database, clock: clock)
         sessions = SSOSessionStore(database: database, clock: clock)
+        deviceSecrets = DeviceSecretStore(database: database, clock: clock)
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
@@ -33,9 +35,11 @@ public final class AuthorizationCodeGrant {
         // RFC 7636 §4.1: code-verifier = 43*128unreserved.
         guard PKCE.isValidVerifier(verifier) else { throw OAuthError.invalidRequest("code_verifier must be 43 to 128 unreserved characters") }
         guard code.utf8.count <= 128 else { throw OAuthError.invalidGrant("the code is invalid, expired or already used") }
+        // Native SSO seed profile: the device id the ID token gets bound to (di_hash).
+        let deviceID = try DeviceIDParameter.parse(form)
 
         let jti = SecureRandom.token(byteCount: 16)
-        let issued: (record: AuthorizationCodeGrantRecord, user: User, refreshToken: String?)
+        let issued: (record: AuthorizationCodeGrantRecord, user: User, refreshToken: String?, deviceSecret: String?)
         do {
             issued = try database.transaction {
                 // RFC 7636 §4.6: BASE64URL-ENCODE(SHA256(ASCII(code_verifier))) == code_challenge,
@@ -45,7 +49,7 @@ public final class AuthorizationCodeGrant {
                 guard let user = try users.find(id: record.userID), !user.disabled else {
                     throw OAuthError.invalidGrant("the user can no longer sign in")
                 }
-                guard try sessions.find(sid: record.sid) != nil else { throw OAuthError.invalidGrant("the sign-in session has ended") }
+                guard let session = try sessions.find(sid: record.sid) else { throw OAuthError.invalidGrant("the sign-in session has ended") }
                 var refreshToken: String?
                 var familyID: String?
                 // OIDC Core §11: refresh tokens only with offline_access.
@@ -55,22 +59,36 @@ public final class AuthorizationCodeGrant {
                     refreshToken = refresh.token
                     familyID = refresh.record.familyID
                 }
+                // Native SSO §3.1: with the device_sso scope "the Authorization
+                // Server ... return[s] a device_secret" (paraphrased), bound to
+                // this session; it lives no longer than the session.
+                let deviceSecret = record.scope.contains("device_sso")
+                    ? try deviceSecrets.issue(sid: record.sid, userID: user.id, clientID: client.clientID, deviceID: deviceID,
+                                              codeHash: SecretHash.of(code), expiresAt: session.expiresAt).secret
+                    : nil
                 try codes.recordIssued(code: code, familyID: familyID, jti: jti)
-                return (record, user, refreshToken)
+                return (record, user, refreshToken, deviceSecret)
             }
         } catch let failure as CodeRedemptionFailure {
             if case .reused(let familyID, let previousJTI) = failure {
                 try database.transaction {
                     if let familyID { try refreshTokens.revokeFamily(familyID) }
+                    try deviceSecrets.revokeAll(issuedByCodeHash: SecretHash.of(code))
                     if let previousJTI { try revokedAccessTokens.revoke(jti: previousJTI, expiresAt: clock() + Int64(config.accessTokenLifetime)) }
                 }
             }
             throw OAuthError.invalidGrant("the code is invalid, expired or already used")
         }
-        let grant = TokenGrant(user: issued.user, clientID: client.clientID, scope: issued.record.scope, sid: issued.record.sid,
+        var grant = TokenGrant(user: issued.user, clientID: client.clientID, scope: issued.record.scope, sid: issued.record.sid,
                                authTime: issued.record.authTime, nonce: issued.record.nonce, jti: jti, amr: issued.record.amr)
+        // Native SSO §3.4.1: ds_hash and sid bind the ID token to the device
+        // secret; the seed profile's di_hash to the device id.
+        grant.dsHash = issued.deviceSecret.map(NativeSSOHash.of)
+        grant.diHash = deviceID.map(NativeSSOHash.of)
         let tokens = try issuer.sign(grant)
-        return TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
-                                 refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: grant.scope.joined(separator: " "))
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
+                                     refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: grant.scope.joined(separator: " "))
+        body.device_secret = issued.deviceSecret
+        return body
     }
 }

@@ -6,6 +6,7 @@ public final class RefreshTokenGrant {
     let rotation: RefreshTokenRotation
     let users: UserStore
     let sessions: SSOSessionStore
+    let deviceSecrets: DeviceSecretStore
     let issuer: TokenIssuer
 
     public init(config: GatehouseConfig, database: SQLiteDatabase, issuer: TokenIssuer, sealingKey: [UInt8], clock: @escaping Clock = systemClock) {
@@ -14,11 +15,14 @@ public final class RefreshTokenGrant {
         rotation = RefreshTokenRotation(database: database, sealingKey: sealingKey, clock: clock)
         users = UserStore(database: database, clock: clock)
         sessions = SSOSessionStore(database: database, clock: clock)
+        deviceSecrets = DeviceSecretStore(database: database, clock: clock)
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
         guard let token = try form.single("refresh_token") else { throw OAuthError.invalidRequest("refresh_token is required") }
         let requested = try form.single("scope").map { Set($0.split(separator: " ").map(String.init)) }
+        let deviceID = try DeviceIDParameter.parse(form)
+        let presentedDeviceSecret = try form.single("device_secret")
         // RFC 6749 §6: "The requested scope MUST NOT include any scope not
         // originally granted by the resource owner, and if omitted is treated
         // as equal to the scope originally granted." Checked before rotation.
@@ -40,10 +44,31 @@ public final class RefreshTokenGrant {
         }
         // OIDC Core §12.2: the new ID token keeps sub, aud and the original
         // auth_time; it carries no nonce (none was sent with this request).
-        let grant = TokenGrant(user: user, clientID: client.clientID, scope: scope, sid: record.sid, authTime: record.authTime,
+        var grant = TokenGrant(user: user, clientID: client.clientID, scope: scope, sid: record.sid, authTime: record.authTime,
                                nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: session.amr)
+        let deviceSecret = try deviceSecret(presented: presentedDeviceSecret, record: record, clientID: client.clientID)
+        grant.dsHash = deviceSecret.record?.dsHash
+        grant.diHash = deviceID.map(NativeSSOHash.of)
         let tokens = try issuer.sign(grant)
-        return TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
-                                 refresh_token: successor, id_token: tokens.idToken, scope: scope.joined(separator: " "))
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
+                                     refresh_token: successor, id_token: tokens.idToken, scope: scope.joined(separator: " "))
+        body.device_secret = deviceSecret.echoed
+        return body
+    }
+
+    /// Native SSO §3.4.3 lets a refresh return the same device secret or a
+    /// new one. Gatehouse never rotates it and holds it only as a hash, so:
+    /// the new ID token keeps `ds_hash` of the newest live secret this client
+    /// got in this session (computed from the stored hash), and the response
+    /// carries `device_secret` only when the client sent it (`device_secret`
+    /// in the request, Native SSO §3.3) and it is that session's and this
+    /// client's live secret: the same value back. An unknown one is ignored.
+    func deviceSecret(presented: String?, record: RefreshTokenRecord, clientID: String) throws
+        -> (record: DeviceSecretRecord?, echoed: String?) {
+        guard record.scope.contains("device_sso") else { return (nil, nil) }
+        if let presented, let live = try deviceSecrets.live(secret: presented), live.sid == record.sid, live.clientID == clientID {
+            return (live, presented)
+        }
+        return (try deviceSecrets.newestLive(sid: record.sid, clientID: clientID), nil)
     }
 }

@@ -28,6 +28,9 @@ public final class Sweeper {
              [.integer(now), .integer(now - refreshLifetime)]),
             ("refresh_tokens", "expires_at <= ?", [.integer(now - grace)]),
             ("revoked_access_tokens", "expires_at <= ?", [.integer(now - 60)]),
+            // A revoked or expired device secret can never be accepted again
+            // (Native SSO checks require a live one); nothing refers to it.
+            ("device_secrets", "revoked_at IS NOT NULL OR expires_at <= ?", [.integer(now)]),
             // Ended or expired sessions stay a day for `ssoctl sessions list`,
             // and as long as any refresh token still names them.
             ("sso_sessions", """

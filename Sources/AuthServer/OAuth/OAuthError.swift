@@ -17,6 +17,8 @@ public struct OAuthError: Error, Equatable {
         case requestURINotSupported = "request_uri_not_supported"
         case serverError = "server_error"
         case temporarilyUnavailable = "temporarily_unavailable"
+        /// RFC 8693 §2.2.2: an audience or resource the server will not issue for.
+        case invalidTarget = "invalid_target"
     }
 
     public let code: Code

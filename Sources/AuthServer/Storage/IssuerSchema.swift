@@ -10,6 +10,7 @@ public enum IssuerSchema {
         IssuerMigrations.signIn,
         IssuerMigrations.refreshRotation,
         IssuerMigrations.accountSecurity,
+        IssuerMigrations.nativeSSO,
     ]
 
     /// Opens the issuer database and brings its schema up to date.

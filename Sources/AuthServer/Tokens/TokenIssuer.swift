@@ -34,6 +34,10 @@ public struct IDTokenClaims: Codable, Equatable, Sendable {
     /// resulting level (urn:gatehouse:pwd or urn:gatehouse:mfa).
     public let amr: [String]?
     public let acr: String?
+    /// Native SSO: the device id (seed profile) and the device secret
+    /// (current draft) this ID token is bound to, as NativeSSOHash computes them.
+    public var di_hash: String? = nil
+    public var ds_hash: String? = nil
 }
 
 /// What a grant decided to issue; the issuer turns it into signed tokens.
@@ -46,6 +50,9 @@ public struct TokenGrant: Sendable {
     public let nonce: String?
     public let jti: String
     public let amr: [String]
+    /// Native SSO bindings for the ID token (NativeSSOHash values).
+    public var diHash: String? = nil
+    public var dsHash: String? = nil
 }
 
 /// Mints the signed access and ID tokens. Signing happens after the
@@ -82,11 +89,14 @@ public final class TokenIssuer {
     public func idTokenClaims(_ grant: TokenGrant) -> IDTokenClaims {
         let now = clock()
         let email = grant.scope.contains("email")
-        return IDTokenClaims(
+        var claims = IDTokenClaims(
             iss: config.issuer, sub: grant.user.subject, aud: grant.clientID, exp: now + Int64(config.idTokenLifetime), iat: now,
             auth_time: grant.authTime, nonce: grant.nonce, sid: grant.sid, email: email ? grant.user.email : nil,
             email_verified: email ? true : nil, name: grant.scope.contains("profile") ? grant.user.name : nil,
             amr: grant.amr, acr: AuthenticationMethods.acr(for: grant.amr))
+        claims.di_hash = grant.diHash
+        claims.ds_hash = grant.dsHash
+        return claims
     }
 
     /// RFC 9068 §2.1: access tokens carry `typ: at+jwt`; ID tokens `JWT`.
@@ -107,4 +117,8 @@ public struct TokenResponseBody: Encodable, Sendable {
     public let refresh_token: String?
     public let id_token: String?
     public let scope: String
+    /// Native SSO §3.4: the device secret, with the `device_sso` scope.
+    public var device_secret: String? = nil
+    /// RFC 8693 §2.2.1: token exchange responses only.
+    public var issued_token_type: String? = nil
 }

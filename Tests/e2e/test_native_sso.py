@@ -1,0 +1,100 @@
+"""OpenID Connect Native SSO for Mobile Apps through nginx with TLS: app #1
+(mobile-app-001) signs in through the browser with device_sso and a device
+id; app #2 (mobile-app-002) exchanges app #1's ID token and the device secret
+(current draft) or the device id (seed profile) at /token, calls api-a, and
+loses everything when app #1's session is logged out."""
+import base64
+import hashlib
+import json
+import uuid
+
+from oidc_flow import SCOPE, App
+
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token"
+DEVICE_SECRET = "urn:openid:params:token-type:device-secret"
+DEVICE_ID = "urn:x-oath:params:oauth:token-type:device-id"
+
+
+def half_sha256(value):
+    """ds_hash / di_hash: base64url of the left-most 128 bits of SHA-256 of the ASCII value."""
+    return base64.urlsafe_b64encode(hashlib.sha256(value.encode("ascii")).digest()[:16]).rstrip(b"=").decode()
+
+
+def claims(jwt):
+    payload = jwt.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def exchange_form(stack, id_token, actor_token, actor_type, **extra):
+    return {"grant_type": TOKEN_EXCHANGE, "audience": stack.issuer, "subject_token": id_token, "subject_token_type": ID_TOKEN,
+            "actor_token": actor_token, "actor_token_type": actor_type, **extra}
+
+
+def test_native_sso_both_profiles_and_logout_ends_them(stack, http):
+    # App #1: browser sign-in with device_sso; device_id on the code exchange.
+    device_id = str(uuid.uuid4()).upper()
+    app1 = App(stack, http, scope=SCOPE + " device_sso")
+    response = app1.exchange(app1.sign_in(), device_id=device_id)
+    assert response.status_code == 200, response.text
+    tokens1 = response.json()
+    device_secret = tokens1["device_secret"]
+    id_claims = claims(tokens1["id_token"])
+    assert id_claims["ds_hash"] == half_sha256(device_secret)
+    assert id_claims["di_hash"] == half_sha256(device_id)
+    assert id_claims["sid"]
+
+    # App #2, no browser and no cookies: the current draft's profile, with
+    # HTTP Basic and an empty password (a public client).
+    app2 = stack.session()
+    response = app2.post(stack.issuer + "/token", auth=("mobile-app-002", ""),
+                         data=exchange_form(stack, tokens1["id_token"], device_secret, DEVICE_SECRET))
+    assert response.status_code == 200, response.text
+    assert response.headers["Cache-Control"] == "no-store" and response.headers["Pragma"] == "no-cache"
+    tokens2 = response.json()
+    assert tokens2["issued_token_type"] == ACCESS_TOKEN and tokens2["token_type"] == "Bearer"
+    assert tokens2["expires_in"] > 0 and "device_secret" not in tokens2
+    id2 = claims(tokens2["id_token"])
+    assert id2["aud"] == "mobile-app-002" and id2["sid"] == id_claims["sid"] and id2["sub"] == id_claims["sub"]
+    assert id2["auth_time"] == id_claims["auth_time"]
+    api = app2.get(stack.api_a + "/api/data", headers={"Authorization": "Bearer " + tokens2["access_token"]})
+    assert api.status_code == 200, api.text
+    assert api.json()["user"] == "alice@example.com"
+
+    # The seed profile: the device id as actor token, client_id in the body.
+    response = app2.post(stack.issuer + "/token", data=exchange_form(stack, tokens1["id_token"], device_id, DEVICE_ID,
+                                                                    client_id="mobile-app-002", scope="openid api:serverA"))
+    assert response.status_code == 200, response.text
+    seed = response.json()
+    assert seed["scope"] == "openid api:serverA" and "refresh_token" not in seed
+    api = app2.get(stack.api_a + "/api/data", headers={"Authorization": "Bearer " + seed["access_token"]})
+    assert api.status_code == 200, api.text
+
+    # A wrong device secret and a wrong audience are refused.
+    wrong = app2.post(stack.issuer + "/token", auth=("mobile-app-002", ""),
+                      data=exchange_form(stack, tokens1["id_token"], "not-the-secret", DEVICE_SECRET))
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+    target = app2.post(stack.issuer + "/token", auth=("mobile-app-002", ""),
+                       data=exchange_form(stack, tokens1["id_token"], device_secret, DEVICE_SECRET, audience=stack.api_a))
+    assert target.status_code == 400 and target.json()["error"] == "invalid_target"
+
+    # App #1 signs out (its browser's cookie jar): everything of the session ends.
+    response = http.get(stack.issuer + "/logout", params={"id_token_hint": tokens1["id_token"],
+                                                          "post_logout_redirect_uri": "myapp:auth/logout"},
+                        allow_redirects=False)
+    assert response.status_code == 303 and response.headers["Location"] == "myapp:auth/logout", response.text
+    refreshed = app2.post(stack.issuer + "/token", data={"grant_type": "refresh_token", "client_id": "mobile-app-002",
+                                                         "refresh_token": tokens2["refresh_token"]})
+    assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant", refreshed.text
+    for form, auth in [(exchange_form(stack, tokens1["id_token"], device_secret, DEVICE_SECRET), ("mobile-app-002", "")),
+                       (exchange_form(stack, tokens1["id_token"], device_id, DEVICE_ID, client_id="mobile-app-002"), None)]:
+        again = app2.post(stack.issuer + "/token", data=form, auth=auth)
+        assert again.status_code == 400 and again.json()["error"] == "invalid_grant", again.text
+
+
+def test_discovery_advertises_native_sso(stack, http):
+    document = http.get(stack.issuer + "/.well-known/openid-configuration").json()
+    assert document["native_sso_supported"] is True
+    assert TOKEN_EXCHANGE in document["grant_types_supported"]
+    assert "device_sso" in document["scopes_supported"]
