@@ -6,19 +6,22 @@ import subprocess
 from stack import DEMO_PASSWORD, ROOT
 
 
-def walkthrough_script():
+def walkthrough_script(heading="## Sign in with curl"):
     text = open(os.path.join(ROOT, "README.md")).read()
-    section = text[text.index("## Sign in with curl"):]
+    section = text[text.index(heading):]
     return re.search(r"```sh\n(.*?)```", section, re.S).group(1)
 
 
-def test_the_readme_walkthrough_works_verbatim(stack, tmp_path):
-    script = walkthrough_script()
+def run_on(stack, script, directory):
     # Only what differs on the test stack changes: ports, CA path, password.
     for offset in range(4):
         script = script.replace(f"localhost:{8443 + offset}", f"localhost:{stack.base + offset}")
     script = script.replace("CA=var/tls/ca.pem", f"CA={stack.ca}").replace("'the demo password'", f"'{DEMO_PASSWORD}'")
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=directory, capture_output=True, text=True, timeout=60)
+
+
+def test_the_readme_walkthrough_works_verbatim(stack, tmp_path):
+    result = run_on(stack, walkthrough_script(), tmp_path)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith(stack.issuer + "/login.html?req=")
@@ -29,3 +32,13 @@ def test_the_readme_walkthrough_works_verbatim(stack, tmp_path):
     assert lines[5].startswith("myapp:auth/callback?code="), "SSO: no login page the second time"
     assert '"refresh_token":"' in lines[6] and '"token_type":"Bearer"' in lines[6], "refresh"
     assert lines[7] == "myapp:auth/logout?state=bye", "logout returns to the app"
+
+
+def test_the_readme_native_sso_walkthrough_works_verbatim(stack, tmp_path):
+    result = run_on(stack, walkthrough_script("## Native SSO with curl"), tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("app #1 has a device secret: ") and len(lines[0]) > 30
+    assert '"issued_token_type":"urn:ietf:params:oauth:token-type:access_token"' in lines[1]
+    assert '"source":"ServerA"' in lines[2] and '"user":"alice@example.com"' in lines[2]
+    assert '"access_token":"' in lines[3], "seed profile (device_id)"
