@@ -1,16 +1,21 @@
 import SSOCore
 
-/// What a logout request's `id_token_hint` says, once verified.
+/// What an ID token this issuer issued says, once verified: a logout
+/// request's `id_token_hint`, or a Native SSO exchange's `subject_token`.
 public struct IDTokenHint: Equatable, Sendable {
     public let subject: String
     /// The client the ID token was issued to (its single `aud`).
     public let clientID: String
     /// The SSO session the ID token was issued in.
     public let sid: String?
+    /// Native SSO device bindings, when the ID token carries them.
+    public let diHash: String?
+    public let dsHash: String?
 }
 
-/// Verifies an ID token presented back to the issuer as `id_token_hint`
-/// (OpenID Connect RP-Initiated Logout 1.0 §2, §4).
+/// Verifies an ID token presented back to the issuer: as `id_token_hint`
+/// (OpenID Connect RP-Initiated Logout 1.0 §2, §4) and as the Native SSO
+/// `subject_token`, which adds its own rules on top (NativeSSOSubjectTokenVerifier).
 public struct IDTokenHintVerifier {
     let issuer: String
     let signed: IssuerSignedJWT
@@ -25,6 +30,8 @@ public struct IDTokenHintVerifier {
         let sub: String
         let aud: AudienceClaim
         let sid: String?
+        let di_hash: String?
+        let ds_hash: String?
     }
 
     /// RP-Initiated Logout §2: "The OP need not be listed as an audience of
@@ -42,13 +49,15 @@ public struct IDTokenHintVerifier {
         try checkType(jwt)
         let claims: Claims
         do { claims = try jwt.claims(as: Claims.self) } catch { throw TokenRejection(.malformed, "ID token claims do not decode") }
+        // OIDC Core §3.1.3.7 step 2: "The Issuer Identifier for the OpenID
+        // Provider ... MUST exactly match the value of the iss (issuer) Claim."
         guard claims.iss == issuer else { throw TokenRejection(.wrongIssuer, "iss \(claims.iss.prefix(128))") }
         // The issuer writes one audience, the client; several would leave
         // the client ambiguous (OIDC Core §2 would need `azp`).
         guard claims.aud.values.count == 1, let clientID = claims.aud.values.first else {
             throw TokenRejection(.malformed, "aud is not a single client")
         }
-        return IDTokenHint(subject: claims.sub, clientID: clientID, sid: claims.sid)
+        return IDTokenHint(subject: claims.sub, clientID: clientID, sid: claims.sid, diHash: claims.di_hash, dsHash: claims.ds_hash)
     }
 
     // RFC 8725 §3.11 (explicit typing): the issuer's ID tokens say `typ: JWT`
