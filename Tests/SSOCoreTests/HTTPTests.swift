@@ -110,3 +110,14 @@ final class CookieAndResponseTests: XCTestCase {
         XCTAssertEqual(RequestLog.timestamp(now: time), "2023-11-14T22:13:20.005Z")
     }
 }
+
+final class CookieByteSplitTests: XCTestCase {
+    /// RFC 6265 §5.4 splits the header on the byte ";": a combining mark
+    /// right after it must start the next cookie's name, not extend a value.
+    func testCombiningMarkAfterSemicolonDoesNotGlueCookies() {
+        let cookies = CookieParser.parse("a=1;\u{301}b=2; c=\"3\"")
+        XCTAssertEqual(cookies["a"], "1")
+        XCTAssertEqual(cookies["\u{301}b"], "2")
+        XCTAssertEqual(cookies["c"], "3")
+    }
+}

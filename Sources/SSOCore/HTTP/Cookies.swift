@@ -5,19 +5,29 @@ public enum CookieParser {
     static let maximumCookies = 50
 
     /// Parses `name=value; name2=value2`. The first occurrence of a name
-    /// wins (RFC 6265 §5.4: more specific paths come first).
+    /// wins (RFC 6265 §5.4: more specific paths come first). Splits on bytes,
+    /// not Characters: a combining mark after `;` must not glue two cookies.
     public static func parse(_ header: String) -> [String: String] {
         var cookies: [String: String] = [:]
         guard header.utf8.count <= 16 * 1024 else { return cookies }
-        for part in header.split(separator: ";", omittingEmptySubsequences: true).prefix(maximumCookies) {
-            guard let equals = part.firstIndex(of: "=") else { continue }
-            let name = part[..<equals].trimmingASCIISpaces()
-            var value = part[part.index(after: equals)...].trimmingASCIISpaces()
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = value.dropFirst().dropLast() }
-            guard !name.isEmpty, cookies[String(name)] == nil else { continue }
-            cookies[String(name)] = String(value)
+        let semicolon = UInt8(ascii: ";"), equals = UInt8(ascii: "="), quote = UInt8(ascii: "\"")
+        for part in header.utf8.split(separator: semicolon, omittingEmptySubsequences: true).prefix(maximumCookies) {
+            guard let separator = part.firstIndex(of: equals) else { continue }
+            let name = trimmingSpaces(part[..<separator])
+            var value = trimmingSpaces(part[part.index(after: separator)...])
+            if value.count >= 2, value.first == quote, value.last == quote { value = value.dropFirst().dropLast() }
+            let nameText = String(Substring(name)), valueText = String(Substring(value))
+            guard !nameText.isEmpty, cookies[nameText] == nil else { continue }
+            cookies[nameText] = valueText
         }
         return cookies
+    }
+
+    static func trimmingSpaces(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+        var slice = bytes
+        while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
+        while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
+        return slice
     }
 }
 
@@ -48,14 +58,5 @@ public struct SetCookie: Sendable {
         var parts = ["\(name)=\(value)", "Path=\(path)", "Secure", "HttpOnly", "SameSite=\(sameSite.rawValue)"]
         if let maxAge { parts.append("Max-Age=\(maxAge)") }
         return parts.joined(separator: "; ")
-    }
-}
-
-extension Substring {
-    func trimmingASCIISpaces() -> Substring {
-        var slice = self
-        while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
-        return slice
     }
 }
