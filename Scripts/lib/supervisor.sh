@@ -30,18 +30,25 @@ start_slot() {
     ) &
     pid=$!
     SLOT_OF_PID[$pid]="$name $index"
-    echo "$pid" > "$GATEHOUSE_HOME/run/pids/$name-$index.pid"
+    write_pid_file "$name-$index" "$pid"
+}
+
+# Readers (tests, operators' scripts) may open a pid file at any moment; a
+# rename is atomic, so they see the old pid or the new one, never an empty file.
+write_pid_file() {
+    local file="$GATEHOUSE_HOME/run/pids/$1.pid"
+    echo "$2" > "$file.tmp" && mv -f "$file.tmp" "$file"
 }
 
 start_nginx() {
     nginx "${NGINX_ARGS[@]}" -g "daemon off;" >>"$GATEHOUSE_HOME/log/nginx-error.log" 2>&1 &
     NGINX_PID=$!
-    echo "$NGINX_PID" > "$GATEHOUSE_HOME/run/pids/nginx.pid"
+    write_pid_file nginx "$NGINX_PID"
 }
 
 start_stack() {
     set_nginx_args
-    rm -f "$GATEHOUSE_HOME"/run/pids/*.pid
+    rm -f "$GATEHOUSE_HOME"/run/pids/*.pid "$GATEHOUSE_HOME"/run/pids/*.tmp
     local name i
     for name in "${ISSUER_RESPONDERS[@]}" "${API_RESPONDERS[@]}"; do
         for ((i = 0; i < GATEHOUSE_WORKERS; i++)); do start_slot "$name" "$i"; done
@@ -58,7 +65,7 @@ stop_stack() {
     # A slot waiting out its restart delay is a subshell with a sleep child.
     for pid in "${!SLOT_OF_PID[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; done
     wait 2>/dev/null
-    rm -f "$GATEHOUSE_HOME"/run/*.sock "$GATEHOUSE_HOME"/run/pids/*.pid
+    rm -f "$GATEHOUSE_HOME"/run/*.sock "$GATEHOUSE_HOME"/run/pids/*.pid "$GATEHOUSE_HOME"/run/pids/*.tmp
 }
 
 # True while PID is a live process (not gone, not a zombie).
