@@ -82,6 +82,22 @@ final class SQLiteTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 2)
     }
 
+    /// A full disk (SQLITE_FULL), a read-only file (SQLITE_READONLY) and a
+    /// refused write (SQLITE_IOERR_WRITE, extended code 778) are retry-later
+    /// 503s; an unexpected error stays a 500 with nothing on the wire.
+    func testStorageFaultsMapTo503WithRetryAfterOthersTo500() {
+        for code: Int32 in [13, 8, 778, 5, 6] {
+            let response = SQLiteError(code: code, message: "x").response
+            XCTAssertEqual(response.status, 503, "code \(code)")
+            XCTAssertNotNil(response.headers.first { $0.name == "Retry-After" }, "code \(code)")
+        }
+        for code: Int32 in [1, 11, 19, 21] {
+            let response = SQLiteError(code: code, message: "secret detail").response
+            XCTAssertEqual(response.status, 500, "code \(code)")
+            XCTAssertFalse(String(decoding: response.body, as: UTF8.self).contains("secret detail"))
+        }
+    }
+
     func testDataVersionChangesOnOtherConnectionsCommit() throws {
         let a = try SQLiteDatabase(path: path)
         try Migrator.migrate(a, component: "test", migrations: migrations)

@@ -46,15 +46,23 @@ public struct SQLiteError: Error, CustomStringConvertible {
     /// SQLITE_BUSY / SQLITE_LOCKED after the busy timeout: another process
     /// holds the write lock. Temporary, so the client is told to retry.
     public var isBusy: Bool { code & 0xff == 5 || code & 0xff == 6 }
+    /// SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR: the disk is full, or the
+    /// file or its filesystem refuses writes. Nothing was written (the
+    /// transaction rolled back); it clears when the operator frees space or
+    /// restores write access, so this too is a retry-later condition.
+    public var isStorageFault: Bool { [13, 8, 10].contains(code & 0xff) }
     /// SQLITE_CONSTRAINT: a unique key or check refused the row.
     public var isConstraint: Bool { code & 0xff == 19 }
 }
 
 extension SQLiteError: HTTPResponseError {
-    /// Busy becomes 503 with Retry-After (the client may retry); anything
-    /// else is a server fault, a logged 500 with no detail on the wire.
+    /// Busy and storage faults become 503 with Retry-After (the client may
+    /// retry; RFC 9110 §15.6.4); anything else is a server fault, a logged 500
+    /// with no detail on the wire.
     public var response: Response {
-        isBusy ? .plainError(503, "temporarily_unavailable", headers: [("Retry-After", "1")]) : .plainError(500, "server_error")
+        if isBusy { return .plainError(503, "temporarily_unavailable", headers: [("Retry-After", "1")]) }
+        if isStorageFault { return .plainError(503, "temporarily_unavailable", headers: [("Retry-After", "5")]) }
+        return .plainError(500, "server_error")
     }
     public var logDetail: String { description }
 }
