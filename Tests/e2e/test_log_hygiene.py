@@ -1,0 +1,70 @@
+"""No secret in any log line (DESIGN.md security rules; RFC 9700 §4.x token
+leakage): after a whole session — sign-in, code exchange, refresh, userinfo,
+Native SSO, revocation, logout and a flood of rate-limited logouts carrying
+an ID token — no log file under $GATEHOUSE_HOME/log holds a password, code,
+token, device secret or session cookie. A stack of its own, with the default
+rate limits, so the flood is really refused."""
+import os
+import time
+import uuid
+
+from oidc_flow import SCOPE, App, query
+from stack import DEMO_PASSWORD, Stack
+
+
+def all_logs(stack):
+    folder = os.path.join(stack.home, "log")
+    text = {}
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
+            text[name] = handle.read()
+    return text
+
+
+def test_no_secret_reaches_any_log_file():
+    stack = Stack().start()
+    try:
+        http = stack.session()
+        app = App(stack, http, scope=SCOPE + " device_sso")
+        first = app.authorize()
+        login_page = first.headers["Location"]
+        form_cookie = http.cookies.get("gh_login")
+        signed_in = app.login(login_page)
+        session_cookie = http.cookies.get("sso_session")
+        code = query(signed_in.headers["Location"])["code"]
+        tokens = app.exchange(code, device_id=str(uuid.uuid4())).json()
+        refreshed = http.post(stack.issuer + "/token", data={"grant_type": "refresh_token", "client_id": app.client_id,
+                                                             "refresh_token": tokens["refresh_token"]}).json()
+        assert http.get(stack.issuer + "/userinfo",
+                        headers={"Authorization": "Bearer " + refreshed["access_token"]}).status_code == 200
+        native = http.post(stack.issuer + "/token", auth=("mobile-app-002", ""), data={
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange", "audience": stack.issuer,
+            "subject_token": tokens["id_token"], "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "actor_token": tokens["device_secret"], "actor_token_type": "urn:openid:params:token-type:device-secret"})
+        assert native.status_code == 200, native.text
+        assert http.post(stack.issuer + "/revoke", data={"client_id": app.client_id,
+                                                          "token": refreshed["refresh_token"]}).status_code == 200
+        # A flood of logouts with an ID token in the query: most are refused
+        # by nginx's limit_req (429), whose refusals name the request line.
+        hint = refreshed["id_token"]
+        flood = [http.get(stack.issuer + "/logout", params={"id_token_hint": hint}, allow_redirects=False).status_code
+                 for _ in range(150)]
+        assert 429 in flood, flood
+        time.sleep(1.5)  # nginx flushes its buffered access log every second
+
+        secrets = {"password": DEMO_PASSWORD, "login form cookie": form_cookie, "code": code,
+                   "SSO session cookie": session_cookie, "device secret": tokens["device_secret"],
+                   "native access token": native.json()["access_token"]}
+        for name in ("access_token", "id_token", "refresh_token"):
+            secrets[name] = tokens[name]
+            secrets["refreshed " + name] = refreshed[name]
+        # Tokens are long; a JWT's signature part alone is enough to be a leak.
+        probes = {name: value.rsplit(".", 1)[-1] for name, value in secrets.items() if value}
+        assert len(probes) == len(secrets), [name for name, value in secrets.items() if not value]
+        logs = all_logs(stack)
+        assert "nginx-access.log" in logs and "token.log" in logs and "login.log" in logs, sorted(logs)
+        assert sum(len(text) for text in logs.values()) > 1000  # the logs were written
+        leaks = [(name, file) for name, probe in probes.items() for file, text in logs.items() if probe in text]
+        assert leaks == [], leaks
+    finally:
+        stack.stop()
