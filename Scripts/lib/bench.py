@@ -1,48 +1,49 @@
 """Scripts/bench: throughput and latency of Gatehouse's endpoints against their
 physical references, measured in one run on one stack (ratios, not absolutes)."""
 import argparse
+import base64
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "e2e"))
-from oidc_flow import App  # noqa: E402
-from stack import Stack  # noqa: E402
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_references import openssl_sign_rate, scrypt_rate  # noqa: E402
+from bench_report import chart, print_table, resources_table  # noqa: E402
+from bench_scale import fill_database, sweep  # noqa: E402
+from oidc_flow import SCOPE, App  # noqa: E402
+from stack import DEMO_PASSWORD, Stack  # noqa: E402
 
 WRK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrk")
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 
 
 def wrk(url, seconds, connections, threads, script="report.lua", headers=(), env=None):
-    # wrk takes one script: the run's own hooks plus the shared report.
+    # wrk takes one script: the run's own hooks, then the shared report.
     combined = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
-    for part in {script, "report.lua"}:
+    for part in dict.fromkeys([script, "report.lua"]):
         combined.write(open(os.path.join(WRK, part)).read() + "\n")
     combined.close()
     command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s", "-s", combined.name]
     for header in headers:
         command += ["-H", header]
     try:
-        output = subprocess.run(command + [url], capture_output=True, text=True, env=dict(os.environ, **(env or {})), timeout=seconds + 60)
+        output = subprocess.run(command + [url], capture_output=True, text=True, env=dict(os.environ, **(env or {})),
+                                timeout=seconds + 60)
     finally:
         os.unlink(combined.name)
     match = re.search(r"WRK_JSON (\{.*\})", output.stdout)
     if not match:
         raise RuntimeError(f"wrk failed: {output.stdout}\n{output.stderr}")
-    return json.loads(match.group(1))
-
-
-def openssl_sign_rate(seconds, processes):
-    """RSA-2048 signatures per second on all cores (openssl speed)."""
-    output = subprocess.run(["openssl", "speed", "-seconds", str(seconds), "-multi", str(processes), "rsa2048"],
-                            capture_output=True, text=True, timeout=seconds * 4 + 60).stdout
-    match = re.search(r"rsa 2048 bits\s+[\d.]+s\s+[\d.]+s\s+([\d.]+)\s+[\d.]+", output)
-    if not match:
-        raise RuntimeError("cannot parse openssl speed output:\n" + output)
-    return float(match.group(1))
+    result = json.loads(match.group(1))
+    flows = re.search(r"FLOWS_JSON (\{.*\})", output.stdout)
+    if flows:
+        result.update(json.loads(flows.group(1)))
+    return result
 
 
 def code_exchange(stack, app, session_cookie, seconds, connections, threads):
@@ -74,52 +75,130 @@ def refresh_grant(stack, http, seconds, connections, threads):
                    env={"GATEHOUSE_BENCH_REFRESH": os.path.join(folder, "refresh")})
 
 
+def full_login(stack, seconds, connections):
+    """authorize (no cookie) → POST /login (one scrypt) → POST /token, in a loop
+    per connection; one connection per wrk thread keeps each loop in order."""
+    app = App(stack, stack.session())
+    split = urlsplit(app.authorize_url())
+    env = {"GATEHOUSE_BENCH_AUTHORIZE_PATH": split.path + "?" + split.query,
+           "GATEHOUSE_BENCH_LOGIN_FORM": "&email=alice%40example.com&password=" + quote(DEMO_PASSWORD, safe=""),
+           "GATEHOUSE_BENCH_TOKEN_FORM": "&grant_type=authorization_code&client_id=" + app.client_id
+                                         + "&redirect_uri=" + quote(app.redirect_uri, safe="") + "&code_verifier=" + app.verifier}
+    result = wrk(stack.issuer + "/authorize", seconds, connections, connections, "full-login.lua", env=env)
+    # A completed sign-in is three requests; the figure that matters is sign-ins/s.
+    return dict(result, rps=result["flows"] / seconds)
+
+
+def native_sso_exchange(stack, http, seconds, connections, threads):
+    """App #2 exchanges app #1's id_token and device secret (current draft, HTTP Basic)."""
+    app = App(stack, http, scope=SCOPE + " device_sso")
+    first = app.exchange(app.code_from(app.authorize()), device_id="BENCH-DEVICE").json()
+    form = {"grant_type": TOKEN_EXCHANGE, "audience": stack.issuer, "subject_token": first["id_token"],
+            "subject_token_type": "urn:ietf:params:oauth:token-type:id_token", "actor_token": first["device_secret"],
+            "actor_token_type": "urn:openid:params:token-type:device-secret", "scope": "openid api:serverA"}
+    probe = http.post(stack.issuer + "/token", auth=("mobile-app-002", ""), data=form)
+    if probe.status_code != 200:
+        raise RuntimeError("Native SSO exchange failed: " + probe.text)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False, dir=WRK, prefix="tmp-") as script:
+        body = "&".join(f"{key}={quote(value, safe='')}" for key, value in form.items())
+        script.write('wrk.method = "POST"\nwrk.body = "%s"\nwrk.headers["Content-Type"] = '
+                     '"application/x-www-form-urlencoded"\n' % body)
+    try:
+        basic = base64.b64encode(b"mobile-app-002:").decode()
+        return wrk(stack.issuer + "/token", seconds, connections, threads, os.path.basename(script.name),
+                   headers=["Authorization: Basic " + basic])
+    finally:
+        os.unlink(script.name)
+
+
+def token_paths(stack, http, app, seconds, connections, threads, bound, login_bound):
+    """The rows that sign or hash: code exchange, refresh, Native SSO, full login."""
+    rows = []
+    collected, exchange = code_exchange(stack, app, http.cookies.get("sso_session"), seconds, connections, threads)
+    rows.append(("GET /authorize with SSO cookie (code issue)", collected, None, None))
+    rows.append(("POST /token authorization_code", exchange, exchange["rps"] / bound, "≥ 0.60 of signing bound"))
+    refresh = refresh_grant(stack, http, seconds, connections, threads)
+    rows.append(("POST /token refresh_token (rotation)", refresh, refresh["rps"] / bound, "≥ 0.60 of signing bound"))
+    native = native_sso_exchange(stack, http, seconds, connections, threads)
+    rows.append(("POST /token token-exchange (Native SSO)", native, native["rps"] / bound, "≥ 0.60 of signing bound"))
+    login = full_login(stack, seconds, connections)
+    rows.append(("full login: authorize → login → token (sign-ins/s)", login, login["rps"] / login_bound,
+                 "≥ 0.90 of scrypt rate"))
+    return rows
+
+
+def request_paths(stack, seconds, connections, threads, bearer):
+    """The rows read against the hello-world responder behind the same nginx."""
+    hello = wrk(stack.api_a + "/bench/hello", seconds, connections, threads)
+    rows = [("hello-world FastCGI (reference)", hello, None, None)]
+    for name, url, headers, target in (
+            ("GET /api/data (api-a, validated JWT)", stack.api_a + "/api/data", [bearer], "≥ 0.80 of hello"),
+            ("GET /api/records (api-b, validated JWT)", stack.api_b + "/api/records", [bearer], "≥ 0.80 of hello"),
+            ("GET /.well-known/jwks.json", stack.issuer + "/.well-known/jwks.json", [], "≥ 0.90 of hello"),
+            ("GET /.well-known/openid-configuration", stack.issuer + "/.well-known/openid-configuration", [], "≥ 0.90 of hello"),
+            ("GET /userinfo (JWT + one indexed read)", stack.issuer + "/userinfo", [bearer], None)):
+        result = wrk(url, seconds, connections, threads, headers=headers)
+        rows.append((name, result, result["rps"] / hello["rps"], target))
+    return rows
+
+
+def start_stack():
+    return Stack(extra_env={"GATEHOUSE_BENCH": "1", "GATEHOUSE_CODE_TTL": "600", "GATEHOUSE_LOGIN_RATE": "100000r/s",
+                            "GATEHOUSE_TOKEN_RATE": "100000r/s", "GATEHOUSE_AUTHORIZE_RATE": "100000r/s"}).start()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--chart", metavar="PNG", help="draw throughput against the references (gnuplot)")
+    parser.add_argument("--scale", action="store_true",
+                        help="also fill the database (100k users, 1M refresh tokens, 1M expired codes) and compare")
     options = parser.parse_args()
-    threads = 2
-    stack = Stack(extra_env={"GATEHOUSE_BENCH": "1", "GATEHOUSE_CODE_TTL": "600",
-                             "GATEHOUSE_LOGIN_RATE": "100000r/s", "GATEHOUSE_TOKEN_RATE": "100000r/s", "GATEHOUSE_AUTHORIZE_RATE": "100000r/s"}).start()
+    threads, seconds, connections = 2, options.duration, options.connections
+    stack = start_stack()
     try:
         http = stack.session()
         app = App(stack, http)
         tokens = app.exchange(app.sign_in()).json()
         bearer = "Authorization: Bearer " + tokens["access_token"]
-        seconds, connections = options.duration, options.connections
-        rows = []
-        hello = wrk(stack.api_a + "/bench/hello", seconds, connections, threads)
-        rows.append(("hello-world FastCGI (reference)", hello, None, None))
-        data = wrk(stack.api_a + "/api/data", seconds, connections, threads, headers=[bearer])
-        rows.append(("GET /api/data (validated JWT)", data, data["rps"] / hello["rps"], "≥ 0.80 of hello"))
-        for name, url in (("GET /.well-known/jwks.json", stack.issuer + "/.well-known/jwks.json"),
-                          ("GET /.well-known/openid-configuration", stack.issuer + "/.well-known/openid-configuration")):
-            result = wrk(url, seconds, connections, threads)
-            rows.append((name, result, result["rps"] / hello["rps"], "≥ 0.90 of hello"))
-        sign_rate = openssl_sign_rate(max(3, seconds // 2), 2)
-        bound = sign_rate / 2  # two signatures per reply: access token and id token
-        rows.append((f"openssl speed rsa2048 ÷ 2 signatures (reference)", {"rps": bound, "p50_ms": None, "p99_ms": None}, None, None))
-        collected, exchange = code_exchange(stack, app, http.cookies.get("sso_session"), seconds, connections, threads)
-        rows.append(("GET /authorize with SSO cookie (code issue)", collected, None, None))
-        rows.append(("POST /token authorization_code", exchange, exchange["rps"] / bound, "≥ 0.60 of signing bound"))
-        refresh = refresh_grant(stack, http, seconds, connections, threads)
-        rows.append(("POST /token refresh_token (rotation)", refresh, refresh["rps"] / bound, "≥ 0.60 of signing bound"))
+        rows = request_paths(stack, seconds, connections, threads, bearer)
+        bound = openssl_sign_rate(max(3, seconds // 2), 2) / 2  # two signatures per reply: access and ID token
+        login_bound = scrypt_rate(max(3, seconds // 2), 2)
+        rows.append(("openssl speed rsa2048 ÷ 2 signatures (reference)", {"rps": bound}, None, None))
+        rows.append(("bare scrypt ln=13 r=8 p=10, both cores (reference)", {"rps": login_bound}, None, None))
+        rows += token_paths(stack, http, app, seconds, connections, threads, bound, login_bound)
+        resources = resources_table(stack)
+        if options.scale:
+            rows += scaled_rows(stack, http, rows, seconds, connections, threads)
     finally:
         stack.stop()
 
+    if options.chart:
+        chart(rows, options.chart)
     if options.json:
-        print(json.dumps([{"endpoint": name, **result, "ratio": ratio, "target": target} for name, result, ratio, target in rows], indent=2))
+        print(json.dumps({"rows": [{"endpoint": name, **result, "ratio": ratio, "target": target}
+                                   for name, result, ratio, target in rows], "responders": resources}, indent=2))
         return
-    print(f"\nGatehouse benchmark: wrk -t{threads} -c{options.connections} -d{options.duration}s on loopback, TLS through nginx\n")
-    print(f"| {'endpoint':<46} | {'req/s':>9} | {'p50 ms':>7} | {'p99 ms':>7} | {'ratio':>6} | target |")
-    print(f"|{'-' * 48}|{'-' * 11}|{'-' * 9}|{'-' * 9}|{'-' * 8}|--------|")
-    for name, result, ratio, target in rows:
-        p50 = f"{result['p50_ms']:.2f}" if result.get("p50_ms") is not None else "-"
-        p99 = f"{result['p99_ms']:.2f}" if result.get("p99_ms") is not None else "-"
-        shown = "-" if ratio is None else f"{ratio:.2f}"
-        print(f"| {name:<46} | {result['rps']:>9.0f} | {p50:>7} | {p99:>7} | {shown:>6} | {target or '-'} |")
+    print_table(rows, resources, threads, connections, seconds)
+
+
+def scaled_rows(stack, http, rows, seconds, connections, threads):
+    """The refresh grant and the full login again on a full database, as a
+    ratio of the empty-database figure; then one sweep, timed."""
+    empty = {name: result for name, result, _, _ in rows}
+    filled = fill_database(stack)
+    scaled = [(f"database filled: {filled['summary']}", {"rps": filled["seconds"], "unit": "s to fill"}, None, None)]
+    refresh = refresh_grant(stack, http, seconds, connections, threads)
+    name = "POST /token refresh_token (rotation)"
+    scaled.append((name + " at scale", refresh, refresh["rps"] / empty[name]["rps"], "≥ 0.80 of empty database"))
+    login = full_login(stack, seconds, connections)
+    name = "full login: authorize → login → token (sign-ins/s)"
+    scaled.append(("full login at scale (sign-ins/s)", login, login["rps"] / empty[name]["rps"], "≥ 0.80 of empty database"))
+    swept = sweep(stack)
+    scaled.append((f"ssoctl sweep: {swept['summary']}", {"rps": swept["seconds"], "unit": "s to sweep"}, None, None))
+    return scaled
 
 
 if __name__ == "__main__":

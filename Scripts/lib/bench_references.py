@@ -1,0 +1,39 @@
+"""The physical references of Scripts/bench, measured in the same run as the
+endpoints: what the hardware does with the same primitive and no server."""
+import hashlib
+import multiprocessing
+import re
+import subprocess
+import time
+
+
+def openssl_sign_rate(seconds, processes):
+    """RSA-2048 signatures per second on all cores (openssl speed)."""
+    output = subprocess.run(["openssl", "speed", "-seconds", str(seconds), "-multi", str(processes), "rsa2048"],
+                            capture_output=True, text=True, timeout=seconds * 4 + 60).stdout
+    match = re.search(r"rsa 2048 bits\s+[\d.]+s\s+[\d.]+s\s+([\d.]+)\s+[\d.]+", output)
+    if not match:
+        raise RuntimeError("cannot parse openssl speed output:\n" + output)
+    return float(match.group(1))
+
+
+def _scrypt_loop(seconds, counts):
+    # hashlib.scrypt is OpenSSL's EVP_PBE_scrypt, the function the login
+    # responder calls, with the parameters PasswordHasher stores (ln=13, r=8, p=10).
+    deadline, done = time.monotonic() + seconds, 0
+    while time.monotonic() < deadline:
+        hashlib.scrypt(b"bench-password", salt=b"0123456789abcdef", n=1 << 13, r=8, p=10, maxmem=64 << 20, dklen=32)
+        done += 1
+    counts.put(done)
+
+
+def scrypt_rate(seconds, processes):
+    """Password hashes per second on all cores, one process per core."""
+    counts = multiprocessing.Queue()
+    workers = [multiprocessing.Process(target=_scrypt_loop, args=(seconds, counts)) for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    total = sum(counts.get(timeout=seconds + 60) for _ in workers)
+    for worker in workers:
+        worker.join()
+    return total / seconds

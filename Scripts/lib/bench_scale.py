@@ -1,0 +1,58 @@
+"""Scripts/bench --scale: fills the stack's database the way a large
+deployment looks (100k users, 1M live refresh tokens, 1M expired codes),
+directly in SQL so the fill takes seconds, not days of sign-ins."""
+import os
+import sqlite3
+import subprocess
+import time
+
+USERS, REFRESH_TOKENS, EXPIRED_CODES = 100_000, 1_000_000, 1_000_000
+
+# A sequence of n integers without a helper table.
+SERIES = "WITH RECURSIVE series(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM series WHERE n < ?)"
+
+
+def fill_database(stack):
+    started = time.monotonic()
+    now = int(time.time())
+    database = sqlite3.connect(os.path.join(stack.home, "gatehouse.sqlite"), timeout=30, isolation_level=None)
+    try:
+        database.execute("BEGIN IMMEDIATE")
+        password_hash = database.execute("SELECT password_hash FROM users LIMIT 1").fetchone()[0]
+        database.execute(f"""{SERIES} INSERT INTO users (subject, email, name, password_hash, created_at)
+            SELECT lower(hex(randomblob(16))), 'user' || n || '@scale.example', 'User ' || n, ?, ? FROM series""",
+                         (USERS, password_hash, now))
+        # Live tokens (unexpired, unused) of other users: the rows the refresh grant must not slow down on.
+        database.execute(f"""{SERIES} INSERT INTO refresh_tokens
+            (token_hash, family_id, client_id, user_id, sid, scope, auth_time, created_at, expires_at)
+            SELECT randomblob(32), lower(hex(randomblob(16))), 'mobile-app-001', 1 + n % ?, lower(hex(randomblob(16))),
+                   'openid offline_access', ?, ?, ? FROM series""", (REFRESH_TOKENS, USERS, now, now, now + 86_400))
+        # Codes that expired unused an hour ago: what the sweeper must remove.
+        database.execute(f"""{SERIES} INSERT INTO authorization_codes
+            (code_hash, client_id, redirect_uri, code_challenge, scope, sid, user_id, auth_time, created_at, expires_at)
+            SELECT randomblob(32), 'mobile-app-001', 'myapp:auth/callback', 'challenge', 'openid', 'sid', 1 + n % ?,
+                   ?, ?, ? FROM series""", (EXPIRED_CODES, USERS, now - 3660, now - 3660, now - 3600))
+        database.execute("COMMIT")
+        size = os.path.getsize(os.path.join(stack.home, "gatehouse.sqlite")) / 1e6
+    finally:
+        database.close()
+    return {"seconds": time.monotonic() - started,
+            "summary": f"+{USERS // 1000}k users, +{REFRESH_TOKENS // 1_000_000}M refresh tokens, "
+                       f"+{EXPIRED_CODES // 1_000_000}M expired codes ({size:.0f} MB)"}
+
+
+def sweep(stack):
+    """One `ssoctl sweep` (batched deletes) while the stack serves; returns its time and what it removed."""
+    started = time.monotonic()
+    result = subprocess.run([os.path.join(os.environ["BIN_DIR"], "ssoctl"), "sweep"], env=stack.env,
+                            capture_output=True, text=True, timeout=900)
+    elapsed = time.monotonic() - started
+    if result.returncode != 0:
+        raise RuntimeError("ssoctl sweep failed: " + result.stderr)
+    database = sqlite3.connect(os.path.join(stack.home, "gatehouse.sqlite"), timeout=30)
+    try:
+        left = database.execute("SELECT count(*) FROM authorization_codes WHERE used_at IS NULL AND expires_at <= ?",
+                                (int(time.time()),)).fetchone()[0]
+    finally:
+        database.close()
+    return {"seconds": elapsed, "summary": f"expired codes left {left}; {result.stdout.strip().splitlines()[-1][:60]}"}
