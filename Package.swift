@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "introspect", targets: ["introspect"]),
         .executable(name: "api-a", targets: ["api-a"]),
         .executable(name: "api-b", targets: ["api-b"]),
+        .executable(name: "gatehouse-login", targets: ["gatehouse-login"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -46,6 +47,12 @@ let package = Package(
         .executableTarget(name: "api-b", dependencies: ["SSOCore", "ResourceServer"]),
         .executableTarget(name: "ssoctl", dependencies: [
             "SSOCore", "AuthServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // A native app's side of the sign-in, from a terminal: a client of the
+        // issuer, so SSOCore (JOSE, PKCE, OpenSSL) only, never AuthServer.
+        .executableTarget(name: "gatehouse-login", dependencies: [
+            "SSOCore", "COpenSSL",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "SSOCoreTests", dependencies: ["SSOCore"]),

@@ -1,0 +1,297 @@
+"""gatehouse-login, the sample native client, against the real stack: the
+tool listens on a loopback port (RFC 8252 §7.3), this test plays the browser
+(authorize → login page → POST /login → the redirect to 127.0.0.1), and the
+tool exchanges the code, stores the tokens, calls both APIs, refreshes and
+signs out."""
+import base64
+import contextlib
+import http.server
+import json
+import os
+import select
+import ssl
+import stat
+import subprocess
+import threading
+import time
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+import requests
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from oidc_flow import query
+from stack import DEMO_PASSWORD
+
+CLIENT_ID = "mobile-app-001"  # demo client; registers http://127.0.0.1/callback
+
+
+def tool_path():
+    return os.path.join(os.environ["BIN_DIR"], "gatehouse-login")
+
+
+def run_tool(*args, timeout=60):
+    return subprocess.run([tool_path(), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def start_login(stack, store, *extra):
+    """Starts `gatehouse-login login --print`; returns the process and the authorize URL it printed."""
+    process = subprocess.Popen([tool_path(), "login", "--issuer", stack.issuer, "--client-id", CLIENT_ID, "--ca-file", stack.ca,
+                                "--store", str(store), "--print", "--timeout", "60", *extra],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ready, _, _ = select.select([process.stdout], [], [], 30)
+    if not ready:
+        process.kill()
+        pytest.fail("gatehouse-login printed no authorize URL: " + process.communicate()[1])
+    return process, process.stdout.readline().strip()
+
+
+def browser_sign_in(stack, authorize_url):
+    """What the system browser does: authorize, the login form, and the redirect's Location."""
+    browser = stack.session()
+    first = browser.get(authorize_url, allow_redirects=False)
+    assert first.status_code == 303, first.text
+    assert first.headers["Location"].startswith("/login.html?req=")
+    second = browser.post(stack.issuer + "/login", allow_redirects=False,
+                          data={"req": query(first.headers["Location"])["req"], "email": "alice@example.com", "password": DEMO_PASSWORD})
+    assert second.status_code == 303, second.text
+    return second.headers["Location"]
+
+
+def loopback():
+    """The browser's plain-HTTP leg to the tool (no proxy from the environment)."""
+    http = requests.Session()
+    http.trust_env = False
+    return http
+
+
+def sign_in(stack, store):
+    process, url = start_login(stack, store)
+    callback = browser_sign_in(stack, url)
+    page = loopback().get(callback, timeout=30)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert page.status_code == 200 and "You can close this window" in page.text
+    return url, callback, err
+
+
+def stored(store):
+    with open(store) as handle:
+        return json.load(handle)
+
+
+def rewrite(store, **changes):
+    """Edits the token file in place (O_TRUNC keeps its 0600 mode)."""
+    tokens = dict(stored(store), **changes)
+    descriptor = os.open(store, os.O_WRONLY | os.O_TRUNC)
+    with os.fdopen(descriptor, "w") as handle:
+        json.dump(tokens, handle)
+
+
+def refresh_directly(stack, refresh_token):
+    return stack.session().post(stack.issuer + "/token", data={"grant_type": "refresh_token", "client_id": CLIENT_ID,
+                                                                "refresh_token": refresh_token})
+
+
+def test_login_call_refresh_logout(stack, tmp_path):
+    store = tmp_path / "config" / "gatehouse-login" / "tokens.json"
+    process, url = start_login(stack, store)
+
+    # The authorize request: loopback redirect on the tool's port, PKCE S256, state and nonce.
+    parameters = query(url)
+    redirect = urlsplit(parameters["redirect_uri"])
+    assert url.startswith(stack.issuer + "/authorize?")
+    assert (redirect.scheme, redirect.hostname, redirect.path) == ("http", "127.0.0.1", "/callback") and redirect.port
+    assert parameters["client_id"] == CLIENT_ID and parameters["code_challenge_method"] == "S256"
+    assert len(parameters["code_challenge"]) == 43 and parameters["state"] and parameters["nonce"]
+
+    callback = browser_sign_in(stack, url)
+    assert callback.startswith(parameters["redirect_uri"] + "?"), callback
+    # Anything but the callback path gets a 404 and the tool keeps waiting.
+    assert loopback().get(f"http://127.0.0.1:{redirect.port}/favicon.ico", timeout=10).status_code == 404
+    page = loopback().get(callback, timeout=30)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert page.status_code == 200 and "You can close this window" in page.text
+    assert page.headers["Cache-Control"] == "no-store" and page.headers["Referrer-Policy"] == "no-referrer"
+    assert "Signed in as alice@example.com" in err
+
+    # The token file: mode 0600 in a 0700 directory, with a refresh token.
+    assert stat.S_IMODE(os.stat(store).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(store.parent).st_mode) == 0o700
+    assert [name for name in os.listdir(store.parent)] == ["tokens.json"], "no temporary file left behind"
+    tokens = stored(store)
+    assert tokens["refresh_token"] and tokens["access_token"] and tokens["id_token"]
+    assert tokens["issuer"] == stack.issuer and tokens["client_id"] == CLIENT_ID and tokens["email"] == "alice@example.com"
+
+    # status: claims and expiry, never a whole token.
+    status = run_tool("status", "--store", store)
+    assert status.returncode == 0, status.stderr
+    assert '"email" : "alice@example.com"' in status.stdout or '"email": "alice@example.com"' in status.stdout
+    assert "api:serverA" in status.stdout and "expires" in status.stdout
+    for secret in (tokens["access_token"], tokens["refresh_token"], tokens["id_token"]):
+        assert secret not in status.stdout + status.stderr
+    shown = run_tool("status", "--store", store, "--show-tokens")
+    assert tokens["refresh_token"] in shown.stdout
+
+    # Both APIs with the stored access token.
+    data = run_tool("call", stack.api_a + "/api/data", "--store", store)
+    assert data.returncode == 0, data.stderr
+    assert json.loads(data.stdout)["source"] == "ServerA" and json.loads(data.stdout)["user"] == "alice@example.com"
+    records = run_tool("call", stack.api_b + "/api/records", "--store", store)
+    assert records.returncode == 0, records.stderr
+    assert json.loads(records.stdout)["source"] == "ServerB" and isinstance(json.loads(records.stdout)["records"], list)
+
+    # refresh: the rotated refresh token replaces the stored one.
+    refreshed = run_tool("refresh", "--store", store)
+    assert refreshed.returncode == 0, refreshed.stderr
+    after = stored(store)
+    assert after["refresh_token"] != tokens["refresh_token"] and after["access_token"] != tokens["access_token"]
+    assert stat.S_IMODE(os.stat(store).st_mode) == 0o600
+    assert tokens["refresh_token"] not in refreshed.stderr and after["refresh_token"] not in refreshed.stderr
+
+    # logout: revoked at the issuer, the store gone.
+    logout = run_tool("logout", "--store", store)
+    assert logout.returncode == 0, logout.stderr
+    assert not store.exists()
+    refused = refresh_directly(stack, after["refresh_token"])
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant", refused.text
+    userinfo = stack.session().get(stack.issuer + "/userinfo", headers={"Authorization": "Bearer " + after["access_token"]})
+    assert userinfo.status_code == 401, "the access token was revoked too"
+    again = run_tool("status", "--store", store)
+    assert again.returncode != 0 and "not signed in" in again.stderr
+
+
+def test_call_refreshes_an_expired_or_refused_access_token_once(stack, tmp_path):
+    store = tmp_path / "tokens.json"
+    sign_in(stack, store)
+
+    # Expired according to the store: refreshed before the call.
+    first = stored(store)
+    rewrite(store, access_token_expires_at=int(time.time()) - 5)
+    data = run_tool("call", stack.api_a + "/api/data", "--store", store)
+    assert data.returncode == 0, data.stderr
+    assert json.loads(data.stdout)["source"] == "ServerA" and "expired; refreshing" in data.stderr
+    second = stored(store)
+    assert second["refresh_token"] != first["refresh_token"]
+
+    # Not expired by the clock, but the API says invalid_token: one refresh, one retry.
+    header, payload, signature = second["access_token"].split(".")
+    rewrite(store, access_token=header + "." + payload + "." + signature[::-1])
+    data = run_tool("call", stack.api_b + "/api/records", "--store", store)
+    assert data.returncode == 0, data.stderr
+    assert json.loads(data.stdout)["source"] == "ServerB" and "retrying once" in data.stderr
+    assert stored(store)["refresh_token"] != second["refresh_token"]
+
+    # logout --keep-session still revokes the tool's own refresh token.
+    third = stored(store)
+    assert run_tool("logout", "--store", store, "--keep-session").returncode == 0
+    assert refresh_directly(stack, third["refresh_token"]).json()["error"] == "invalid_grant"
+
+
+def test_a_narrow_scope_gets_403_without_a_retry(stack, tmp_path):
+    # A 403 (here invalid_audience: api-b is not in the token's aud) is not
+    # cured by a refresh: no retry, exit 1, the error shown.
+    store = tmp_path / "tokens.json"
+    process, url = start_login(stack, store, "--scope", "openid offline_access api:serverA")
+    page = loopback().get(browser_sign_in(stack, url), timeout=30)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0 and page.status_code == 200, err
+    before = stored(store)["refresh_token"]
+    denied = run_tool("call", stack.api_b + "/api/records", "--store", store)
+    assert denied.returncode == 1 and "(HTTP 403)" in denied.stderr and "retrying" not in denied.stderr
+    assert json.loads(denied.stdout)["error"] in ("invalid_audience", "insufficient_scope")
+    assert stored(store)["refresh_token"] == before, "no refresh for a 403"
+    assert run_tool("logout", "--store", store).returncode == 0
+
+
+@contextlib.contextmanager
+def jwks_server(stack, jwks):
+    """An HTTPS server on 127.0.0.1 that answers every GET with `jwks`; its
+    certificate is the stack's own, so the tool trusts it with the same CA."""
+    body = json.dumps(jwks).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(os.path.join(stack.home, "tls", "server.pem"), os.path.join(stack.home, "tls", "server.key"))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"https://localhost:{server.server_address[1]}/jwks.json"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_id_token_signature_is_checked_against_the_jwks(stack, tmp_path):
+    store = tmp_path / "tokens.json"
+    sign_in(stack, store)
+    header = stored(store)["id_token"].split(".")[0]
+    kid = json.loads(base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)))["kid"]
+
+    # The issuer's real JWKS, served from elsewhere: the refreshed ID token verifies.
+    with jwks_server(stack, stack.session().get(stack.issuer + "/.well-known/jwks.json").json()) as url:
+        rewrite(store, jwks_uri=url)
+        assert run_tool("refresh", "--store", store).returncode == 0
+
+    # Another RSA key under the same kid: the signature does not verify, and the tool says so.
+    numbers = rsa.generate_private_key(public_exponent=65537, key_size=2048).public_key().public_numbers()
+    encode = lambda number: base64.urlsafe_b64encode(number.to_bytes((number.bit_length() + 7) // 8, "big")).rstrip(b"=").decode()
+    forged = {"keys": [{"kty": "RSA", "use": "sig", "alg": "RS256", "kid": kid, "n": encode(numbers.n), "e": encode(numbers.e)}]}
+    with jwks_server(stack, forged) as url:
+        rewrite(store, jwks_uri=url)
+        refused = run_tool("refresh", "--store", store)
+    assert refused.returncode == 1 and "signature check" in refused.stderr and "invalidSignature" in refused.stderr, refused.stderr
+
+    # And a JWKS without that kid at all.
+    forged["keys"][0]["kid"] = "some-other-key"
+    with jwks_server(stack, forged) as url:
+        rewrite(store, jwks_uri=url)
+        refused = run_tool("refresh", "--store", store)
+    assert refused.returncode == 1 and "unknownKey" in refused.stderr, refused.stderr
+    assert run_tool("logout", "--store", store).returncode == 0
+
+
+@pytest.mark.parametrize("parameter, value, message", [
+    ("state", "forged-state", "state does not match"),
+    ("iss", "https://evil.example", "RFC 9207"),
+])
+def test_a_tampered_callback_is_refused_and_nothing_is_stored(stack, tmp_path, parameter, value, message):
+    store = tmp_path / "tokens.json"
+    process, url = start_login(stack, store)
+    callback = browser_sign_in(stack, url)
+    parameters = dict(query(callback), **{parameter: value})
+    page = loopback().get(callback.split("?")[0] + "?" + urlencode(parameters), timeout=30)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode != 0
+    assert message in err and "refused" in err, err
+    assert page.status_code == 400 and "Sign-in failed" in page.text
+    assert not store.exists() and os.listdir(tmp_path) == []
+
+
+def test_login_gives_up_after_its_timeout(stack, tmp_path):
+    store = tmp_path / "tokens.json"
+    started = time.monotonic()
+    result = run_tool("login", "--issuer", stack.issuer, "--client-id", CLIENT_ID, "--ca-file", stack.ca, "--store", store,
+                      "--timeout", "1")
+    assert result.returncode != 0 and "timed out" in result.stderr
+    assert time.monotonic() - started < 20
+    assert result.stdout.startswith(stack.issuer + "/authorize?")
+    assert not store.exists()
+
+
+def test_an_untrusted_issuer_certificate_is_refused(stack, tmp_path):
+    result = run_tool("login", "--issuer", stack.issuer, "--client-id", CLIENT_ID, "--store", tmp_path / "tokens.json", "--timeout", "1")
+    assert result.returncode != 0 and "not trusted" in result.stderr and "--ca-file" in result.stderr
+    assert result.stdout == ""
