@@ -120,4 +120,15 @@ final class CookieByteSplitTests: XCTestCase {
         XCTAssertEqual(cookies["\u{301}b"], "2")
         XCTAssertEqual(cookies["c"], "3")
     }
+
+    /// Found by the cookie-parser fuzzer (10-minute run): U+037E GREEK
+    /// QUESTION MARK is canonically equivalent to ";" for Swift's String
+    /// comparison, but it is two bytes (CD BE), not the separator; the value
+    /// keeps it and no cookie is split there.
+    func testGreekQuestionMarkIsNotASeparator() {
+        let cookies = CookieParser.parse("c4=v\u{37E} c5=v5; c6=v6")
+        XCTAssertEqual(cookies.count, 2)
+        XCTAssertEqual(Array(cookies["c4"]?.utf8 ?? "".utf8), Array("v\u{37E} c5=v5".utf8))
+        XCTAssertEqual(cookies["c6"], "v6")
+    }
 }
