@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SSOCore
 
 /// Offline validation of an RS256 JWT access token, in a fixed order as in

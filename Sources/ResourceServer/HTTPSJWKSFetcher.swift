@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SSOCore
 
 /// Where a `JWKSCache` gets a fresh key set from. A protocol so tests can

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SSOCore
 
 /// Where a `JWKSCache` keeps its last good key set across restarts, so a
@@ -31,7 +32,7 @@ public struct JWKSFileStore: JWKSPersisting {
     /// one: rename is atomic, so a reader (another process starting) sees
     /// the old set or the new one, never half a file.
     public func save(_ keySet: JWKSet) throws {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = parentDirectory(of: path)
         if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         let temporary = "\(path).\(getpid()).tmp"
         let data = Data(try JSON.encode(keySet))

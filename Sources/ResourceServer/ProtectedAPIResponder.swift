@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SSOCore
 
 /// One protected GET endpoint of a resource server: the method and path

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SSOCore
 
 /// What both resource servers build once at process start from the

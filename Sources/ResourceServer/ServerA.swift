@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SSOCore
 
 /// Resource server A: `GET /api/data` for tokens whose audience is its

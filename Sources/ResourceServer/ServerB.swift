@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SSOCore
 
 /// Resource server B: `GET /api/records` for tokens whose audience is its

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SSOCore
 
 /// One signing key's metadata as the database holds it.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SSOCore
 
 /// Who is calling the token endpoint (RFC 6749 §2.3).
@@ -44,7 +44,7 @@ public struct ClientAuthenticator {
         guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.first?.lowercased() == "basic" else { return nil }
-        guard parts.count == 2, parts[1].utf8.count <= 2048, let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+        guard parts.count == 2, parts[1].utf8.count <= 2048, let data = Data(base64Encoded: parts[1].trimmingASCIIWhitespace()),
               let decoded = String(data: data, encoding: .utf8), let colon = decoded.firstIndex(of: ":") else {
             var error = OAuthError(.invalidClient, "malformed Basic credentials")
             error.usedBasicAuthentication = true

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Matching a requested redirect_uri against a client's registered ones.
 public enum RedirectURIMatcher {

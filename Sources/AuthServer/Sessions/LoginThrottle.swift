@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SSOCore
 
 /// A sign-in attempt the throttle let through and counted; settle it with
@@ -135,6 +136,7 @@ public final class LoginThrottle {
         if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {
             return bytes[12...].map(String.init).joined(separator: ".")
         }
-        return bytes[0..<8].map { String(format: "%02x", $0) }.joined() + "::/64"
+        let digits = Array("0123456789abcdef")
+        return String(bytes[0..<8].flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] }) + "::/64"
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SSOCore
 
 /// The association files the app-links host serves, generated from

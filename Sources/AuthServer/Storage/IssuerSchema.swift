@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SSOCore
 
 /// The issuer's tables. Append new migrations; never edit a landed one.

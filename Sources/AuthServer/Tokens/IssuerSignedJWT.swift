@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SSOCore
 
 /// The steps every JWT the issuer signed goes through before its claims

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SSOCore
 
 /// The enrolment URI authenticator apps read from a QR code (the Key Uri
@@ -16,6 +16,6 @@ public enum OTPAuthURI {
     /// characters and "@" stay (an address reads as itself), the rest,
     /// including ":" and "+", is escaped.
     static func encodeLabel(_ text: String) -> String {
-        FormParser.encodeComponent(text).replacingOccurrences(of: "%40", with: "@")
+        FormParser.encodeComponent(text).replacing("%40", with: "@")
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SSOCore
 
 public struct User: Equatable, Sendable {
@@ -98,7 +98,7 @@ public final class UserStore {
     }
 
     static func validate(name: String) throws {
-        guard !name.trimmingCharacters(in: .whitespaces).isEmpty, name.utf8.count <= 200,
+        guard !name.unicodeScalars.allSatisfy(\.properties.isWhitespace), name.utf8.count <= 200,
               name.unicodeScalars.allSatisfy({ $0.value >= 32 && $0.value != 127 })
         else { throw ValidationError("the name must be 1 to 200 printable characters") }
     }
@@ -112,7 +112,7 @@ public final class UserStore {
 
     static func validate(role: String) throws {
         guard !role.isEmpty, role.utf8.count <= 64,
-              role.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "-_.:".unicodeScalars.contains($0) })
+              role.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil)) || "-_.:".unicodeScalars.contains($0) })
         else { throw ValidationError("a role is 1 to 64 letters, digits, '-', '_', '.' or ':': \(role.debugDescription)") }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 public struct ConfigError: Error, CustomStringConvertible {
     public let description: String
@@ -83,14 +83,14 @@ public struct GatehouseConfig: Sendable {
         androidPackage = values["GATEHOUSE_ANDROID_PACKAGE"] ?? "com.example.gatehouse.demo"
         androidCertificateFingerprints = (values["GATEHOUSE_ANDROID_CERT_SHA256"]
             ?? "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5")
-            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            .split(separator: ",").map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty }
     }
 
     static func readConfFile(_ path: String) throws -> [String: String] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var values: [String: String] = [:]
         for line in text.split(whereSeparator: \.isNewline) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = line.trimmingASCIIWhitespace()
             guard !trimmed.isEmpty, !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") else { continue }
             values[String(trimmed[..<equals])] = String(trimmed[trimmed.index(after: equals)...])
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A 32-byte server secret in a file of its own (base64url text, mode 0600)
 /// beside the signing keys, for keys that seal data at rest with AES-256-GCM.
@@ -11,7 +12,7 @@ public enum SecretKeyFile {
     /// The key, or nil when the file does not exist yet.
     public static func load(path: String) throws -> [UInt8]? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: data, as: UTF8.self).trimmingASCIIWhitespace(newlines: true)
         guard let key = Base64URL.decode(text), key.count == AESGCM.keyByteCount else {
             throw Failure(description: "\(path) does not hold a 32-byte base64url key")
         }
@@ -24,7 +25,7 @@ public enum SecretKeyFile {
     /// starting at once agree on one key and none reads a half-written file.
     public static func loadOrCreate(path: String) throws -> [UInt8] {
         if let existing = try load(path: path) { return existing }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = parentDirectory(of: path)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let text = Array((Base64URL.encode(SecureRandom.bytes(AESGCM.keyByteCount)) + "\n").utf8)

@@ -1,5 +1,7 @@
 import CFastCGI
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Owns one libfcgi `FCGX_Request` and its storage.
 final class FastCGIRequestHandle {
@@ -97,7 +99,7 @@ public enum FastCGIServer {
     static func makeRequest(_ parameters: [String: String], handle: FastCGIRequestHandle, limit: Int) -> (Request, Bool) {
         var headers: [String: String] = [:]
         for (name, value) in parameters where name.hasPrefix("HTTP_") {
-            headers[name.dropFirst(5).lowercased().replacingOccurrences(of: "_", with: "-")] = value
+            headers[name.dropFirst(5).lowercased().replacing("_", with: "-")] = value
         }
         if let contentType = parameters["CONTENT_TYPE"], !contentType.isEmpty { headers["content-type"] = contentType }
         let expected = Int(parameters["CONTENT_LENGTH"] ?? "") ?? 0

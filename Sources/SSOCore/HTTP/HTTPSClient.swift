@@ -1,5 +1,6 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -153,7 +154,7 @@ struct HTTPResponseHead {
             }
             let name = line[..<colon].lowercased()
             guard !name.isEmpty, !name.contains(" ") else { throw HTTPSClientError(.malformedResponse, detail: "bad header name") }
-            headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[name] = line[line.index(after: colon)...].trimmingASCIIWhitespace()
         }
         // An HTTP/1.0 request is never answered chunked; anything else is a
         // framing we do not implement.

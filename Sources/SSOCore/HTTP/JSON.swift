@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The process's one JSON encoder and decoder, made once: every response
 /// and token is encoded the same way (sorted keys, `/` unescaped).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One HTTP request as the FastCGI runtime hands it to a responder: every
 /// value copied into Swift before libfcgi reuses its buffers.
@@ -38,7 +38,7 @@ public struct Request: Sendable {
     /// is refused (RFC 6749 §3.2: the token endpoint takes only this one).
     public func formParameters(limits: FormLimits = .standard) throws -> FormParameters {
         let mediaType = (header("content-type") ?? "").split(separator: ";").first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
+            $0.trimmingASCIIWhitespace().lowercased()
         }
         guard mediaType == "application/x-www-form-urlencoded" else {
             throw FormError(.unsupportedMediaType, detail: "content type \(header("content-type") ?? "none")")

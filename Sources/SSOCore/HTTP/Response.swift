@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One HTTP response: status, headers in order, body bytes.
 public struct Response: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 public struct JWTError: Error, CustomStringConvertible {
     public enum Code: String, Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One JSON line per request on standard error: time, endpoint, method,
 /// path, status, duration, request id. Only the path is logged, never the
@@ -36,7 +37,7 @@ public enum RequestLog {
     private static func write<Line: Encodable>(_ line: Line) {
         guard var bytes = try? JSON.encode(line) else { return }
         bytes.append(UInt8(ascii: "\n"))
-        bytes.withUnsafeBytes { _ = Foundation.write(2, $0.baseAddress, $0.count) }
+        bytes.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
     }
 
     /// RFC 3339 UTC with milliseconds, without a formatter allocation per line.
