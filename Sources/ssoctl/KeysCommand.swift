@@ -19,7 +19,7 @@ struct KeysCommand: ParsableCommand {
 
     struct Rotate: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a new RSA-2048 key: published in the JWKS at once, signing after $GATEHOUSE_KEY_ACTIVATION_DELAY seconds (default 600).",
+            abstract: "Add a new RSA-2048 key: published in the JWKS at once, signing after $GATEHOUSE_KEY_ACTIVATION_DELAY seconds (default: the JWKS max age + 300, i.e. 3900).",
             discussion: "The previous key stays published until every token it signed has expired. Use --now after a key compromise, then retire the old key.")
         @Flag(help: "Sign with the new key at once (verifiers that cached the JWKS fetch it on the unknown kid).")
         var now = false
