@@ -16,6 +16,7 @@ from bench_references import openssl_sign_rate, scrypt_rate  # noqa: E402
 from bench_report import chart, print_table, resources_table  # noqa: E402
 from bench_scale import fill_database, sweep  # noqa: E402
 from oidc_flow import SCOPE, App  # noqa: E402
+from callgrind_profile import REQUESTS, print_profile, profile  # noqa: E402
 from stack import DEMO_PASSWORD, Stack  # noqa: E402
 
 WRK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrk")
@@ -155,6 +156,9 @@ def main():
     parser.add_argument("--chart", metavar="PNG", help="draw throughput against the references (gnuplot)")
     parser.add_argument("--scale", action="store_true",
                         help="also fill the database (100k users, 1M refresh tokens, 1M expired codes) and compare")
+    parser.add_argument("--profile", nargs="+", choices=sorted(REQUESTS), metavar="RESPONDER",
+                        help="instead: instructions per request under callgrind, and where they go "
+                             f"({', '.join(sorted(REQUESTS))})")
     options = parser.parse_args()
     threads, seconds, connections = 2, options.duration, options.connections
     stack = start_stack()
@@ -163,6 +167,10 @@ def main():
         app = App(stack, http)
         tokens = app.exchange(app.sign_in()).json()
         bearer = "Authorization: Bearer " + tokens["access_token"]
+        if options.profile:
+            for responder in options.profile:
+                print_profile(profile(stack, responder, tokens["access_token"]))
+            return
         rows = request_paths(stack, seconds, connections, threads, bearer)
         bound = openssl_sign_rate(max(3, seconds // 2), 2) / 2  # two signatures per reply: access and ID token
         login_bound = scrypt_rate(max(3, seconds // 2), 2)
