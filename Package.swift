@@ -50,9 +50,9 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // A native app's side of the sign-in, from a terminal: a client of the
-        // issuer, so SSOCore (JOSE, PKCE, OpenSSL) only, never AuthServer.
+        // issuer, so SSOCore (JOSE, PKCE, its HTTPS client) only, never AuthServer.
         .executableTarget(name: "gatehouse-login", dependencies: [
-            "SSOCore", "COpenSSL",
+            "SSOCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "SSOCoreTests", dependencies: ["SSOCore"]),

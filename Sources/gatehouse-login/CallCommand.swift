@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SSOCore
 
 struct CallCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,14 +40,14 @@ struct CallCommand: ParsableCommand {
         guard reply.isSuccess else { throw ToolError("\(url): \(OAuthErrorBody.summary(of: reply))") }
     }
 
-    private func send(_ session: SignedInSession) throws -> HTTPReply {
+    private func send(_ session: SignedInSession) throws -> HTTPSResponse {
         try session.transport.get(url, headers: [("Authorization", "Bearer \(session.tokens.accessToken)")])
     }
 
     /// RFC 6750 §3.1: `invalid_token` — "expired, revoked, malformed, or
     /// invalid for other reasons"; a fresh token may cure it. 403
     /// insufficient_scope would not be, so it is not retried.
-    static func isInvalidToken(_ reply: HTTPReply) -> Bool {
+    static func isInvalidToken(_ reply: HTTPSResponse) -> Bool {
         guard let challenge = reply.headers["www-authenticate"], challenge.lowercased().hasPrefix("bearer") else { return false }
         return challenge.contains("error=\"invalid_token\"")
     }

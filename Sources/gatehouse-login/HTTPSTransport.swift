@@ -1,65 +1,45 @@
-import Foundation
 import SSOCore
 
-/// A small blocking HTTPS client: one request per connection, HTTP/1.0 so the
-/// reply is never chunked, OpenSSL with peer and host name verification.
-/// Enough for discovery, JWKS, the token, revocation and end-session
-/// endpoints, and a resource server's GET.
+/// SSOCore's HTTPS client with this tool's limits, its failures turned into
+/// one line the person at the terminal can act on. A person is waiting, so
+/// the exchange may take longer than a responder's JWKS fetch; a token reply
+/// or a JWKS fits in 1 MiB.
 struct HTTPSTransport {
-    /// PEM file of trusted CAs; nil trusts the system's default CA paths.
-    var caFile: String?
-    /// Longest the whole exchange may take, connection included.
-    var timeout: Double = 20
-    var maximumResponseBytes = 1024 * 1024
+    private let client: HTTPSClient
 
-    func get(_ url: String, headers: [(String, String)] = []) throws -> HTTPReply {
-        try send(method: "GET", url: url, headers: headers, body: [])
+    init(caFile: String?) {
+        client = HTTPSClient(caFile: caFile, connectTimeout: 5, ioTimeout: 20, totalTimeout: 20,
+                             maximumResponseBytes: 1024 * 1024, userAgent: "gatehouse-login")
     }
 
-    /// An application/x-www-form-urlencoded POST (RFC 6749 §4.1.3, RFC 7009 §2.1).
-    func postForm(_ url: String, _ form: [(String, String)]) throws -> HTTPReply {
-        try send(method: "POST", url: url, headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                 body: Array(FormParser.encode(form).utf8))
+    func get(_ url: String, headers: [(name: String, value: String)] = []) throws -> HTTPSResponse {
+        try send(HTTPSRequest(url: url, headers: headers))
     }
 
-    func send(method: String, url: String, headers: [(String, String)], body: [UInt8]) throws -> HTTPReply {
-        let target = try HTTPSTarget(url)
-        let deadline = Deadline(seconds: timeout)
+    func postForm(_ url: String, _ form: [(String, String)]) throws -> HTTPSResponse {
+        try send(.form(url, form))
+    }
+
+    func send(_ request: HTTPSRequest) throws -> HTTPSResponse {
         do {
-            let tcp = try TCPStream.connect(host: target.host, port: target.port, timeout: min(5, timeout))
-            let stream = try TLSStream(context: try TLSContext(caFile: caFile), tcp: tcp, host: target.host)
-            var head = "\(method) \(target.pathAndQuery) HTTP/1.0\r\nHost: \(target.hostHeader)\r\n"
-                + "User-Agent: gatehouse-login\r\nAccept: application/json\r\nConnection: close\r\n"
-            for (name, value) in headers {
-                // No header may smuggle a line break into the request.
-                guard !(name + value).utf8.contains(where: { $0 == 13 || $0 == 10 }) else { throw ToolError("bad header \(name)") }
-                head += "\(name): \(value)\r\n"
-            }
-            if method == "POST" || !body.isEmpty { head += "Content-Length: \(body.count)\r\n" }
-            try stream.write(Array((head + "\r\n").utf8) + body, deadline: deadline)
-            return try readReply(stream, deadline: deadline)
-        } catch let error as ToolError {
-            throw ToolError("\(method) \(target.origin): \(error.message)")
+            return try client.send(request)
+        } catch let error as HTTPSClientError {
+            // Never the query: it may hold a token (end session's id_token_hint).
+            let place = request.origin ?? String(request.url.prefix { $0 != "?" })
+            throw ToolError("\(request.method) \(place): \(Self.explain(error))")
         }
     }
 
-    /// Reads until the body announced by Content-Length is complete, or to
-    /// the peer's close_notify when there is none.
-    private func readReply(_ stream: TLSStream, deadline: Deadline) throws -> HTTPReply {
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        var head: HTTPReply.Head?
-        while true {
-            let count = try stream.read(into: &chunk, deadline: deadline)
-            if count == 0 { break }
-            received.append(contentsOf: chunk.prefix(count))
-            guard received.count <= maximumResponseBytes else { throw ToolError("response larger than \(maximumResponseBytes) bytes") }
-            if head == nil { head = try HTTPReply.Head.parse(received) }
-            if let head, let length = head.contentLength, received.count >= head.bodyOffset + length { break }
+    static func explain(_ error: HTTPSClientError) -> String {
+        switch error.code {
+        case .certificate: "TLS: the server's certificate is not trusted (\(error.detail)); pass the CA with --ca-file"
+        case .caFile: "\(error.detail) (check --ca-file)"
+        case .resolve: "cannot resolve \(error.detail)"
+        case .connect: "cannot connect to \(error.detail)"
+        case .timeout: "timed out (\(error.detail))"
+        case .responseTooLarge: "response \(error.detail)"
+        case .invalidURL, .invalidRequest: error.detail
+        default: error.description
         }
-        guard let head = try head ?? HTTPReply.Head.parse(received) else {
-            throw ToolError("connection closed before the end of the response headers")
-        }
-        return try head.reply(from: received)
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SSOCore
 
 struct LoginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -59,7 +60,7 @@ struct LoginCommand: ParsableCommand {
         }
         Console.error("Waiting for the browser at \(attempt.redirectURI) (up to \(Int(timeout)) s)...")
 
-        let deadline = Deadline(seconds: timeout)
+        let deadline = MonotonicDeadline(seconds: timeout)
         while let connection = try listener.accept(before: deadline) {
             guard let request = connection.readRequest() else { continue }
             guard request.path == callbackPath else {

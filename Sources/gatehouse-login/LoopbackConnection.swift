@@ -25,7 +25,7 @@ final class LoopbackConnection {
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             received.append(contentsOf: chunk.prefix(count))
-            if HTTPReply.Head.headerEnd(received) != nil { break }
+            if received.firstRange(of: [13, 10, 13, 10]) != nil { break }
         }
         guard let lineEnd = received.firstIndex(of: 13) ?? received.firstIndex(of: 10) else { return nil }
         // RFC 9112 §3: request-line = method SP request-target SP HTTP-version

@@ -1,4 +1,5 @@
 import Foundation
+import SSOCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,7 +43,7 @@ final class LoopbackListener {
     deinit { close(descriptor) }
 
     /// The next browser connection, or nil when the deadline passes first.
-    func accept(before deadline: Deadline) throws -> LoopbackConnection? {
+    func accept(before deadline: MonotonicDeadline) throws -> LoopbackConnection? {
         while true {
             let milliseconds = Int32(min(deadline.remainingSeconds * 1000, Double(Int32.max)).rounded(.up))
             guard milliseconds > 0 else { return nil }

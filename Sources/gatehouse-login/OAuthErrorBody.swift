@@ -1,3 +1,5 @@
+import SSOCore
+
 /// An error reply (RFC 6749 §5.2, RFC 6750 §3 bodies share the shape).
 struct OAuthErrorBody: Decodable {
     let error: String
@@ -9,7 +11,7 @@ struct OAuthErrorBody: Decodable {
     }
 
     /// "invalid_grant: the refresh token is spent", or the bare status.
-    static func summary(of reply: HTTPReply) -> String {
+    static func summary(of reply: HTTPSResponse) -> String {
         guard let body = try? reply.decode(OAuthErrorBody.self, what: "") else { return "HTTP \(reply.status)" }
         return body.error + (body.errorDescription.map { ": \($0)" } ?? "") + " (HTTP \(reply.status))"
     }

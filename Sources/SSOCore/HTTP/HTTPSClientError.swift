@@ -1,0 +1,10 @@
+public struct HTTPSClientError: Error, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case invalidURL, invalidRequest, resolve, connect, tls, caFile, certificate, timeout, io, responseTooLarge, malformedResponse
+    }
+    public let code: Code
+    /// Log-only detail (OpenSSL's drained error queue, errno text, ...).
+    public let detail: String
+    public init(_ code: Code, detail: String) { self.code = code; self.detail = detail }
+    public var description: String { "\(code.rawValue): \(detail)" }
+}
