@@ -1,0 +1,278 @@
+"""openapi.yaml against the running stack, with schemathesis.
+
+Every operation of the description is fuzzed through nginx with real TLS
+(positive and negative inputs, schemathesis' coverage phase included) and every
+response must be documented: no 5xx, a documented status, a documented media
+type, a body that validates against its schema and the documented headers
+(Cache-Control, Location, WWW-Authenticate, ...). Protected operations also get
+the same generated request with real credentials (a demo user's bearer token, a
+confidential client's Basic credentials, a registered client id), so the checks
+reach past the authentication layer; schemathesis' `ignored_auth` check then
+verifies that removing or garbling those credentials is refused. A last test
+walks the real flows (sign-in, code exchange, refresh, Native SSO exchange,
+introspection, revocation, logout) and checks every success response too, which
+random inputs can never reach.
+"""
+import atexit
+import os
+import secrets
+import shutil
+import tempfile
+from urllib.parse import urlsplit
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    allow_header_conformance,
+    content_type_conformance,
+    ignored_auth,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+    unsupported_method,
+)
+
+from oidc_flow import App, query
+from stack import DEMO_PASSWORD, ROOT
+
+SPEC_PATH = os.path.join(ROOT, "openapi.yaml")
+DEMO_CLIENT = "mobile-app-001"
+
+# What the description must keep describing: if an endpoint silently drops out
+# of openapi.yaml, the fuzzing would simply stop covering it.
+EXPECTED_OPERATIONS = {
+    # issuer
+    "GET /.well-known/openid-configuration", "HEAD /.well-known/openid-configuration",
+    "GET /.well-known/jwks.json", "HEAD /.well-known/jwks.json",
+    "GET /authorize", "POST /authorize",
+    "POST /login",
+    "GET /login.html", "GET /login-otp.html", "GET /mobile/postlogin.html", "GET /mobile/postlogout.html",
+    "POST /token", "POST /revoke", "POST /introspect",
+    "GET /userinfo", "POST /userinfo",
+    "GET /logout", "POST /logout",
+    # resource servers
+    "GET /api/data", "GET /api/records",
+    # app-links host
+    "GET /.well-known/apple-app-site-association", "GET /.well-known/assetlinks.json",
+    "GET /callback", "GET /logout-callback",
+}
+# Which origin serves which path (the path item's `servers`; the issuer by default).
+ORIGIN_OF_PATH = {"/api/data": "api_a", "/api/records": "api_b", "/.well-known/apple-app-site-association": "app_links",
+                  "/.well-known/assetlinks.json": "app_links", "/callback": "app_links", "/logout-callback": "app_links"}
+
+# Served by nginx's static module, which answers an unsupported method with a
+# 405 that has no `Allow` header (RFC 9110 §15.5.6 wants one). That is nginx's
+# behaviour, not Gatehouse's code, so schemathesis' `unsupported_method` check is
+# not applied to these paths; every other check is.
+NGINX_STATIC_PATHS = {"/login.html", "/login-otp.html", "/mobile/postlogin.html", "/mobile/postlogout.html",
+                      "/.well-known/apple-app-site-association", "/.well-known/assetlinks.json", "/callback",
+                      "/logout-callback"}
+
+# What every response must satisfy.
+CONFORMANCE = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
+               response_headers_conformance]
+# Plus, for generated cases: protected operations refuse missing or garbled
+# credentials, an undocumented method gets 405 with `Allow`, and `Allow` lists
+# exactly the documented methods.
+FUZZ_CHECKS = CONFORMANCE + [ignored_auth, unsupported_method, allow_header_conformance]
+
+CONFIG = schemathesis.Config.from_dict({
+    "generation": {
+        # Schema-valid and schema-violating inputs alike: either way the answer
+        # must be documented, and never a 5xx.
+        "mode": "all",
+        "max-examples": 40,
+    },
+    "operations": [
+        # Each call with the confidential client's credentials costs a scrypt
+        # verification of its secret (by design), about 0.15 s here.
+        {"include-path": "/introspect", "generation": {"max-examples": 15}},
+    ],
+    "phases": {
+        # nginx refuses TRACE itself, before any location, with a 405 lacking
+        # `Allow` (see NGINX_STATIC_PATHS); every other unexpected method reaches
+        # the responders, which must answer 405 with `Allow`.
+        "coverage": {"unexpected-methods": ["get", "put", "post", "delete", "options", "patch", "query"]},
+        "stateful": {"enabled": False},
+    },
+})
+schema = schemathesis.openapi.from_path(SPEC_PATH, config=CONFIG)
+# Hypothesis keeps caches in ./.hypothesis; not in the checkout. (The example
+# database is off anyway: every run starts fresh.)
+HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="gatehouse-openapi-hypothesis-")
+set_hypothesis_home_dir(HYPOTHESIS_HOME)
+atexit.register(shutil.rmtree, HYPOTHESIS_HOME, ignore_errors=True)
+
+
+@schemathesis.deserializer("text/html")
+def html_document(ctx, response):
+    """The pages are validated too (as text: the error pages and static pages
+    are whole documents, nginx's own 413/429 pages are plain strings)."""
+    return response.content.decode("utf-8")
+
+
+def origin(stack, path):
+    return getattr(stack, ORIGIN_OF_PATH.get(path, "issuer"))
+
+
+def http_session(stack):
+    # Trusts the stack's CA only; stack.session() ignores REQUESTS_CA_BUNDLE.
+    return stack.session()
+
+
+@pytest.fixture(scope="module")
+def credentials(stack):
+    """Real credentials for the protected operations: a bearer access token of
+    the demo user (every scope, so userinfo, api-a and api-b all accept it) and
+    a confidential client, made as an operator would make it."""
+    app = App(stack, http_session(stack))
+    tokens = app.exchange(app.sign_in())
+    assert tokens.status_code == 200, tokens.text
+    client_id, secret = "openapi-rs-" + secrets.token_hex(4), "openapi-secret-" + secrets.token_hex(12)
+    made = stack.ssoctl("client", "add", client_id, "--redirect-uri", "https://rs.example/cb", "--secret-stdin",
+                        input=secret + "\n")
+    assert made.returncode == 0, made.stderr
+    return {"bearer": tokens.json()["access_token"], "basic": (client_id, secret)}
+
+
+# ---- the description itself -------------------------------------------------
+
+def test_the_description_lists_every_endpoint_and_its_origin(stack):
+    labels = {result.ok().label for result in schema.get_all_operations()}
+    assert labels == EXPECTED_OPERATIONS, (sorted(EXPECTED_OPERATIONS - labels), sorted(labels - EXPECTED_OPERATIONS))
+    # Each path's `servers` template, filled with this stack's ports, names the
+    # origin that really serves it.
+    raw = schema.raw_schema
+    ports = {"host": "localhost", "issuerPort": stack.base, "apiAPort": stack.base + 1, "apiBPort": stack.base + 2,
+             "appLinksPort": stack.base + 3}
+    for path, item in raw["paths"].items():
+        server = (item.get("servers") or raw["servers"])[0]
+        assert server["url"].format(**ports) == origin(stack, path), path
+    # The discovery document and the description agree on the issuer's endpoints.
+    discovery = http_session(stack).get(stack.issuer + "/.well-known/openid-configuration").json()
+    for key in ("jwks_uri", "authorization_endpoint", "token_endpoint", "userinfo_endpoint", "end_session_endpoint",
+                "revocation_endpoint", "introspection_endpoint"):
+        url = urlsplit(discovery[key])
+        assert f"{url.scheme}://{url.netloc}" == stack.issuer and url.path in raw["paths"], key
+
+
+# ---- generated requests -----------------------------------------------------
+
+def with_credentials(case, credentials):
+    """The same request with real credentials (or a registered client id), as
+    keyword arguments for `call_and_validate`; None when the operation has none."""
+    path, method = case.operation.path, case.operation.method.upper()
+    if case.method.upper() != method:
+        return None  # an unexpected-method probe of the coverage phase
+    if path in ("/userinfo", "/api/data", "/api/records"):
+        return {"headers": {"Authorization": "Bearer " + credentials["bearer"]}}
+    if path == "/introspect":
+        return {"auth": credentials["basic"]}
+    # Public-client endpoints and the browser endpoints: name the demo client,
+    # and for /authorize one of its redirect URIs, so validation goes deeper
+    # than "unknown client".
+    fields = {"/token": {"client_id": DEMO_CLIENT}, "/revoke": {"client_id": DEMO_CLIENT},
+              "/logout": {"client_id": DEMO_CLIENT},
+              "/authorize": {"client_id": DEMO_CLIENT, "redirect_uri": "myapp:auth/callback"}}.get(path)
+    if fields is None:
+        return None
+    if method == "GET":
+        return {"params": fields}
+    if isinstance(case.body, dict):
+        return {"data": {**case.body, **fields}}
+    return None
+
+
+@schema.parametrize()
+@settings(deadline=None, database=None, suppress_health_check=list(HealthCheck))
+def test_every_response_is_documented(case, stack, credentials):
+    base_url = origin(stack, case.operation.path)
+    checks = [check for check in FUZZ_CHECKS
+              if not (check is unsupported_method and case.operation.path in NGINX_STATIC_PATHS)]
+    http = http_session(stack)
+    case.call_and_validate(base_url=base_url, session=http, verify=stack.ca, checks=checks)
+    extra = with_credentials(case, credentials)
+    if extra is not None:
+        case.call_and_validate(base_url=base_url, session=http, verify=stack.ca, checks=checks, **extra)
+
+
+# ---- the real flows ---------------------------------------------------------
+
+def conforms(stack, response):
+    """Validates a response the flows below received against its operation."""
+    request = response.request
+    url = urlsplit(request.url)
+    operation = schema[url.path][request.method]
+    assert f"{url.scheme}://{url.netloc}" == origin(stack, url.path)
+    case = operation.Case(method=request.method, query=query(request.url) or None)
+    case.validate_response(response, checks=CONFORMANCE)
+    return response
+
+
+def test_success_responses_of_the_real_flows_are_documented(stack, credentials):
+    http = http_session(stack)
+    issuer = stack.issuer
+    get = lambda url, **kwargs: conforms(stack, http.get(url, allow_redirects=False, **kwargs))  # noqa: E731
+    post = lambda url, **kwargs: conforms(stack, http.post(url, allow_redirects=False, **kwargs))  # noqa: E731
+
+    for url in (issuer + "/.well-known/openid-configuration", issuer + "/.well-known/jwks.json",
+                stack.app_links + "/.well-known/apple-app-site-association",
+                stack.app_links + "/.well-known/assetlinks.json"):
+        assert get(url).status_code == 200
+    jwks = get(issuer + "/.well-known/jwks.json")
+    assert get(issuer + "/.well-known/jwks.json", headers={"If-None-Match": jwks.headers["ETag"]}).status_code == 304
+
+    # Sign-in with every scope (device_sso: a device secret), through the pages.
+    app = App(stack, http, scope="openid profile email offline_access device_sso api:serverA api:serverB")
+    login_page = get(app.authorize_url())
+    assert login_page.status_code == 303 and login_page.headers["Location"].startswith("/login.html?req=")
+    assert get(issuer + login_page.headers["Location"]).status_code == 200
+    signed_in = post(issuer + "/login", data={"req": query(login_page.headers["Location"])["req"],
+                                              "email": "alice@example.com", "password": DEMO_PASSWORD})
+    assert signed_in.status_code == 303
+    tokens = post(issuer + "/token", data={"grant_type": "authorization_code", "code": app.code_from(signed_in),
+                                           "redirect_uri": app.redirect_uri, "client_id": app.client_id,
+                                           "code_verifier": app.verifier}).json()
+    assert "device_secret" in tokens and "refresh_token" in tokens
+
+    # With the SSO cookie: a code at once (303 back to the app).
+    again = App(stack, http)
+    assert get(again.authorize_url()).headers["Location"].startswith(again.redirect_uri + "?code=")
+
+    bearer = {"Authorization": "Bearer " + tokens["access_token"]}
+    assert get(issuer + "/userinfo", headers=bearer).status_code == 200
+    assert post(issuer + "/userinfo", data={"access_token": tokens["access_token"]}).status_code == 200
+    assert get(stack.api_a + "/api/data", headers=bearer).status_code == 200
+    assert get(stack.api_b + "/api/records", headers=bearer).status_code == 200
+
+    refreshed = post(issuer + "/token", data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
+                                              "client_id": app.client_id, "device_secret": tokens["device_secret"]})
+    assert refreshed.status_code == 200 and refreshed.json()["device_secret"] == tokens["device_secret"]
+
+    exchanged = post(issuer + "/token", data={
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange", "client_id": "mobile-app-002",
+        "audience": issuer, "subject_token": tokens["id_token"],
+        "subject_token_type": "urn:ietf:params:oauth:token-type:id_token", "actor_token": tokens["device_secret"],
+        "actor_token_type": "urn:openid:params:token-type:device-secret", "scope": "openid offline_access api:serverA"})
+    assert exchanged.status_code == 200 and "issued_token_type" in exchanged.json()
+
+    service = credentials["basic"]
+    for token, kind in ((tokens["access_token"], "access_token"), (refreshed.json()["refresh_token"], "refresh_token")):
+        body = post(issuer + "/introspect", data={"token": token}, auth=service).json()
+        assert body["active"] is True and body["token_use"] == kind
+    assert post(issuer + "/introspect", data={"token": "nonsense"}, auth=service).json() == {"active": False}
+
+    assert post(issuer + "/revoke", data={"token": exchanged.json()["refresh_token"],
+                                          "client_id": "mobile-app-002"}).status_code == 200
+
+    # Logout without a hint while signed in: the confirmation page; with the
+    # hint: signed out and back to the app with state.
+    assert get(issuer + "/logout").status_code == 200
+    signed_out = get(issuer + "/logout", params={"id_token_hint": tokens["id_token"],
+                                                 "post_logout_redirect_uri": "myapp:auth/logout", "state": "bye"})
+    assert signed_out.status_code == 303 and signed_out.headers["Location"] == "myapp:auth/logout?state=bye"
+    assert get(issuer + "/mobile/postlogout.html", params={"state": "bye"}).status_code == 200
+
