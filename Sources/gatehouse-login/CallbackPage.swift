@@ -1,3 +1,5 @@
+import SSOCore
+
 /// The small pages the browser sees on the loopback listener.
 enum CallbackPage {
     static func signedIn(as who: String?) -> String {
@@ -25,20 +27,6 @@ enum CallbackPage {
         """
     }
 
-    /// HTML text escaping (OWASP XSS rule #1): nothing from the query or the
-    /// issuer's error_description becomes markup.
-    static func escape(_ text: String) -> String {
-        var output = ""
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            default: output.unicodeScalars.append(character)
-            }
-        }
-        return output
-    }
+    /// Nothing from the query or the issuer's error_description becomes markup.
+    static func escape(_ text: String) -> String { HTMLEscaping.escape(text) }
 }

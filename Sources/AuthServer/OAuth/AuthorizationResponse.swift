@@ -50,20 +50,6 @@ public enum ErrorPage {
         return .html(html, status: status)
     }
 
-    /// HTML text and attribute escaping (OWASP XSS rule #1).
-    public static func escape(_ text: String) -> String {
-        var output = ""
-        output.reserveCapacity(text.utf8.count)
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            default: output.unicodeScalars.append(character)
-            }
-        }
-        return output
-    }
+    /// HTML escaping for the pages built here and in LogoutPages.
+    public static func escape(_ text: String) -> String { HTMLEscaping.escape(text) }
 }
