@@ -1,10 +1,10 @@
 """Scripts/bench output: the table, the per-responder memory and start-up
 figures, and the chart."""
 import os
-import shutil
 import statistics
 import subprocess
 import tempfile
+import time
 
 from fcgi_probe import startup_ms
 
@@ -26,6 +26,9 @@ def _memory(pid):
 def resources_table(stack):
     """Per responder, after the run's traffic: largest RSS and PSS of its
     pool, and the median start-up time (spawn to first answer) of three."""
+    # Requests still in flight when wrk stopped (a password hash holds an
+    # 8 MiB buffer while it runs) must finish before memory is read.
+    time.sleep(2)
     folder = os.path.join(stack.home, "run", "pids")
     memory = {}
     for name in sorted(os.listdir(folder)):
@@ -56,6 +59,9 @@ def print_table(rows, resources, threads, connections, seconds):
         shown = "-" if ratio is None else f"{ratio:.2f}"
         value = f"{result['rps']:.1f} {result['unit']}" if "unit" in result else f"{result['rps']:.0f}"
         print(f"| {name:<58} | {value:>9} | {p50:>7} | {p99:>7} | {shown:>6} | {target or '-'} |")
+    for name, result, _, _ in rows:
+        if result.get("cpu"):
+            print(f"\nCPU during {name}: {result['cpu']}")
     print(f"\n| {'responder':<12} | {'RSS MB':>7} | {'PSS MB':>7} | {'start-up ms':>11} |")
     print(f"|{'-' * 14}|{'-' * 9}|{'-' * 9}|{'-' * 13}|")
     for row in resources:
