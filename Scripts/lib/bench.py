@@ -185,7 +185,7 @@ def main():
         if options.scale:
             rows += scaled_rows(stack, http, rows, seconds, connections, threads)
     finally:
-        stack.stop()
+        stack.remove()  # a --scale home holds half a gigabyte
 
     if options.chart:
         chart(rows, options.chart)

@@ -90,7 +90,7 @@ def main():
         stop.set()
         for thread in threads:
             thread.join()
-        stack.stop()
+        stack.remove()
 
     problems = []
     print(f"\nGatehouse soak: {options.minutes:g} min, {options.threads} app threads, {counts[0]} requests, "

@@ -10,7 +10,7 @@ def stack():
     running = Stack(extra_env={"GATEHOUSE_LOGIN_RATE": "1000r/s", "GATEHOUSE_TOKEN_RATE": "1000r/s",
                                "GATEHOUSE_AUTHORIZE_RATE": "1000r/s"}).start()
     yield running
-    running.stop()
+    running.remove()
 
 
 @pytest.fixture()

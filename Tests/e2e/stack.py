@@ -4,6 +4,7 @@ Each stack gets a temporary GATEHOUSE_HOME and four free consecutive ports,
 so tests never touch var/ or a stack the developer is running."""
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -39,6 +40,7 @@ def _port_free(port):
 
 class Stack:
     def __init__(self, home=None, extra_env=None):
+        self.owns_home = home is None
         self.home = home or tempfile.mkdtemp(prefix="gatehouse-e2e-")
         self.base = free_base_port()
         self.issuer = f"https://localhost:{self.base}"
@@ -86,6 +88,13 @@ class Stack:
             return self.process.wait(timeout=timeout)
         finally:
             self.output.close()
+
+    def remove(self):
+        """Deletes the temporary home this stack made (never one it was given),
+        after stopping; keep it with GATEHOUSE_KEEP_E2E_HOMES=1 to read logs."""
+        self.stop()
+        if self.owns_home and not os.environ.get("GATEHOUSE_KEEP_E2E_HOMES"):
+            shutil.rmtree(self.home, ignore_errors=True)
 
     def processes(self):
         """Processes still running that belong to this stack's home."""

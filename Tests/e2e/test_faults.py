@@ -157,7 +157,7 @@ def test_responders_killed_every_second_under_load_are_restarted_and_cost_under_
         assert all(sent_kind > 0 for sent_kind, _ in results.values()), results
         assert integrity(stack) == [("ok",)]
     finally:
-        stack.stop()
+        stack.remove()
 
 
 def test_resource_servers_keep_validating_with_their_cached_jwks_while_the_issuer_is_frozen():
@@ -196,7 +196,7 @@ def test_resource_servers_keep_validating_with_their_cached_jwks_while_the_issue
     finally:
         for pid in frozen:
             os.kill(pid, signal.SIGCONT)
-        stack.stop()
+        stack.remove()
 
 
 def test_a_write_lock_held_past_the_busy_timeout_gives_503_with_retry_after_never_500():
@@ -241,7 +241,7 @@ def test_a_write_lock_held_past_the_busy_timeout_gives_503_with_retry_after_neve
         assert refresh(http, stack, again.json()["refresh_token"]).status_code == 200
         assert integrity(stack) == [("ok",)]
     finally:
-        stack.stop()
+        stack.remove()
 
 
 @contextlib.contextmanager
@@ -332,7 +332,7 @@ def test_a_full_disk_gives_503_with_retry_after_keeps_reads_serving_and_recovers
             assert "access_token" in signed_in(stack)[2]
             assert integrity(stack) == [("ok",)]
         finally:
-            stack.stop()
+            stack.remove()
 
 
 def test_a_database_that_refuses_writes_gives_503_keeps_reads_serving_and_recovers():
@@ -364,4 +364,4 @@ def test_a_database_that_refuses_writes_gives_503_keeps_reads_serving_and_recove
         assert "access_token" in signed_in(stack)[2]
         assert integrity(stack) == [("ok",)]
     finally:
-        stack.stop()
+        stack.remove()

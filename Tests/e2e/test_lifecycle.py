@@ -43,7 +43,7 @@ def test_sigint_stops_everything_and_a_second_start_reuses_the_state():
         time.sleep(0.5)
         assert second.processes() == []
     finally:
-        first.stop()
+        first.remove()
 
 
 def test_private_key_and_database_modes(stack):

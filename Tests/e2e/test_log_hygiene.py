@@ -67,4 +67,4 @@ def test_no_secret_reaches_any_log_file():
         leaks = [(name, file) for name, probe in probes.items() for file, text in logs.items() if probe in text]
         assert leaks == [], leaks
     finally:
-        stack.stop()
+        stack.remove()

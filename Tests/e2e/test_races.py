@@ -183,7 +183,7 @@ def test_three_rotations_with_now_under_refresh_and_api_load_fail_no_request():
     try:
         _rotations_under_load(stack)
     finally:
-        stack.stop()
+        stack.remove()
 
 
 def _rotations_under_load(stack):

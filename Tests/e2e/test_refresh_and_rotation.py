@@ -192,4 +192,4 @@ def test_key_rotation_under_load_fails_no_request_and_a_retired_key_stops_workin
             time.sleep(0.5)
         assert answer.status_code == 401 and answer.json()["error"] == "unknown_signing_key"
     finally:
-        rotating.stop()
+        rotating.remove()
