@@ -19,7 +19,7 @@ public final class SQLiteDatabase {
         handle = connection
         self.path = path
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        gatehouse_sqlite_set_busy_timeout(handle, busyTimeoutMilliseconds)
         if !readOnly { try execute("PRAGMA journal_mode = WAL") }
         try execute("PRAGMA foreign_keys = ON")
         try execute("PRAGMA synchronous = NORMAL")
