@@ -90,7 +90,7 @@ def chart(rows, path):
         with open(data, "w") as handle:
             handle.write("\n".join(lines) + "\n")
         script = f"""
-set terminal pngcairo size 1100,560 font "DejaVu Sans,10"
+set terminal pngcairo noenhanced size 1100,560 font "DejaVu Sans,10"
 set output "{os.path.abspath(path)}"
 set title "Gatehouse: each endpoint's throughput as a share of its physical reference (same run)"
 set style data histograms
