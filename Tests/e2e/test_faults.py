@@ -308,6 +308,17 @@ def writes_until_refused(http, stack, token, attempts=300):
     return token, answers
 
 
+def assert_recovered(http, stack, token):
+    """After the fault clears: nothing was spent while writes failed, so the
+    same refresh token rotates, its successor too, a new sign-in works, and
+    the database passes its integrity check."""
+    recovered = refresh(http, stack, token)
+    assert recovered.status_code == 200, recovered.text
+    assert refresh(http, stack, recovered.json()["refresh_token"]).status_code == 200
+    assert "access_token" in signed_in(stack)[2]
+    assert integrity(stack) == [("ok",)]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a size-limited filesystem needs root")
 def test_a_full_disk_gives_503_with_retry_after_keeps_reads_serving_and_recovers_when_space_frees():
     with small_filesystem() as home:
@@ -326,11 +337,7 @@ def test_a_full_disk_gives_503_with_retry_after_keeps_reads_serving_and_recovers
             assert reads_still_answer(stack, http, access) == [200] * 5
 
             os.remove(filler)
-            recovered = refresh(http, stack, token)
-            assert recovered.status_code == 200, recovered.text
-            assert refresh(http, stack, recovered.json()["refresh_token"]).status_code == 200
-            assert "access_token" in signed_in(stack)[2]
-            assert integrity(stack) == [("ok",)]
+            assert_recovered(http, stack, token)
         finally:
             stack.remove()
 
@@ -357,11 +364,6 @@ def test_a_database_that_refuses_writes_gives_503_keeps_reads_serving_and_recove
             assert reads_still_answer(stack, http, access) == [200] * 5
         finally:
             subprocess.run(["chattr", "-i", *frozen], check=True)
-        # Nothing was spent while writes failed: the same token rotates now.
-        recovered = refresh(http, stack, token)
-        assert recovered.status_code == 200, recovered.text
-        assert refresh(http, stack, recovered.json()["refresh_token"]).status_code == 200
-        assert "access_token" in signed_in(stack)[2]
-        assert integrity(stack) == [("ok",)]
+        assert_recovered(http, stack, token)
     finally:
         stack.remove()
