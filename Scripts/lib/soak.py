@@ -25,16 +25,17 @@ def responders(stack):
 
 
 def sample(pid):
-    """(resident kB, open descriptors) of one process. Descriptors are the
-    minimum of ten readings 50 ms apart: a request in flight holds one more
-    for a moment, a leak raises the floor."""
-    with open(f"/proc/{pid}/status") as handle:
-        rss = next(int(line.split()[1]) for line in handle if line.startswith("VmRSS:"))
-    descriptors = []
+    """(resident kB, open descriptors) of one process, each the minimum of
+    ten readings 50 ms apart: a request in flight holds one more descriptor
+    for a moment, and a password check holds scrypt's 8 MiB work area until
+    it returns it (ResponderProcess); a leak raises the floor."""
+    readings = []
     for _ in range(10):
-        descriptors.append(len(os.listdir(f"/proc/{pid}/fd")))
+        with open(f"/proc/{pid}/status") as handle:
+            rss = next(int(line.split()[1]) for line in handle if line.startswith("VmRSS:"))
+        readings.append((rss, len(os.listdir(f"/proc/{pid}/fd"))))
         time.sleep(0.05)
-    return rss, min(descriptors)
+    return min(rss for rss, _ in readings), min(fds for _, fds in readings)
 
 
 def user_journey(stack, stop, counts, failures, lock):
