@@ -38,15 +38,23 @@ def sample(pid):
     return min(rss for rss, _ in readings), min(fds for _, fds in readings)
 
 
-def user_journey(stack, stop, counts, failures, lock):
+def hold(pause, stop):
+    """Waits while the soak reads memory (between rounds, never mid-request)."""
+    while pause.is_set() and not stop.is_set():
+        time.sleep(0.05)
+
+
+def user_journey(stack, stop, pause, counts, failures, lock):
     """One app: sign in, then refresh, userinfo and both APIs, over and over;
     a fresh browser sign-in every 20 rounds."""
     while not stop.is_set():
+        hold(pause, stop)
         http = stack.session()
         app = App(stack, http)
         try:
             tokens = app.exchange(app.sign_in()).json()
             for _ in range(20):
+                hold(pause, stop)
                 if stop.is_set():
                     break
                 bearer = {"Authorization": "Bearer " + tokens["access_token"]}
@@ -78,15 +86,26 @@ def main():
     warm_up = min(60, duration / 5)
     stack = Stack(extra_env={"GATEHOUSE_LOGIN_RATE": "1000r/s", "GATEHOUSE_TOKEN_RATE": "1000r/s",
                              "GATEHOUSE_AUTHORIZE_RATE": "1000r/s"}).start()
-    stop, lock, counts, failures = threading.Event(), threading.Lock(), [0], []
-    threads = [threading.Thread(target=user_journey, args=(stack, stop, counts, failures, lock)) for _ in range(options.threads)]
+    stop, pause, lock, counts, failures = threading.Event(), threading.Event(), threading.Lock(), [0], []
+    threads = [threading.Thread(target=user_journey, args=(stack, stop, pause, counts, failures, lock))
+               for _ in range(options.threads)]
+
+    def quiet_samples():
+        """Memory between requests: the apps hold still for a moment, so a
+        password check in flight (8 MiB while it runs) is not read as growth."""
+        pause.set()
+        time.sleep(2)
+        try:
+            return {name: (pid, sample(pid)) for name, pid in responders(stack).items()}
+        finally:
+            pause.clear()
     try:
         for thread in threads:
             thread.start()
         time.sleep(warm_up)
-        before = {name: (pid, sample(pid)) for name, pid in responders(stack).items()}
+        before = quiet_samples()
         time.sleep(duration - warm_up)
-        after = {name: (pid, sample(pid)) for name, pid in responders(stack).items()}
+        after = quiet_samples()
     finally:
         stop.set()
         for thread in threads:
