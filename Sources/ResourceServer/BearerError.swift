@@ -46,42 +46,35 @@ public struct BearerError: Error, CustomStringConvertible {
 
     /// The `WWW-Authenticate` value.
     public var challenge: String {
-        let realm = "realm=\"\(BearerSyntax.quotable(realm))\""
         switch code {
         // RFC 6750 §3.1: "If the request lacks any authentication information
         // (e.g., the client was unaware that authentication is necessary or
         // attempted using an unsupported authentication method), the resource
         // server SHOULD NOT include an error code or other error information."
         case .missingToken:
-            return "Bearer \(realm)"
+            BearerSyntax.challenge(realm: realm)
         // RFC 6750 §3.1 insufficient_scope: "The resource server SHOULD respond
         // with the HTTP 403 (Forbidden) status code and MAY include the "scope"
         // attribute with the scope necessary to access the protected resource."
         case .insufficientScope:
-            return "Bearer \(realm), error=\"insufficient_scope\", scope=\"\(BearerSyntax.quotable(requiredScope))\""
+            BearerSyntax.challenge(realm: realm, error: "insufficient_scope", scope: requiredScope)
         // RFC 6750 §3.1 invalid_token: "The access token provided is expired,
         // revoked, malformed, or invalid for other reasons." A token for
         // another audience is such a token (sent with 403 per CONTRACT.md).
         default:
-            return "Bearer \(realm), error=\"invalid_token\", error_description=\"\(BearerSyntax.quotable(description))\""
+            BearerSyntax.challenge(realm: realm, error: "invalid_token", description: description)
         }
     }
 
 }
 
 extension BearerError: HTTPResponseError {
-    struct Body: Encodable {
-        let error: String
-        let error_description: String
-    }
-
     public var response: Response {
-        let body = (try? JSON.encode(Body(error: code.rawValue, error_description: description))) ?? Array("{}".utf8)
-        return Response(status: status, headers: [
+        Response(status: status, headers: [
             ("Content-Type", "application/json"),
             ("Cache-Control", "no-store"),
             ("WWW-Authenticate", challenge),
-        ], body: body)
+        ], body: BearerSyntax.errorBody(error: code.rawValue, description: description))
     }
 
     public var logDetail: String { detail.isEmpty ? code.rawValue : "\(code.rawValue): \(detail)" }

@@ -44,41 +44,31 @@ public struct IssuerBearerError: Error, Equatable {
     }
 
     public var challenge: String {
-        var parameters = ["realm=\"\(BearerSyntax.quotable(realm))\""]
         switch code {
         // RFC 6750 §3.1: "If the request lacks any authentication information
         // (e.g., the client was unaware that authentication is necessary or
         // attempted using an unsupported authentication method), the resource
         // server SHOULD NOT include an error code or other error information."
         case .missingToken:
-            break
+            BearerSyntax.challenge(realm: realm)
         // RFC 6750 §3: the "scope" attribute names the scope needed.
         case .insufficientScope:
-            parameters.append("error=\"insufficient_scope\"")
-            if let requiredScope { parameters.append("scope=\"\(BearerSyntax.quotable(requiredScope))\"") }
+            BearerSyntax.challenge(realm: realm, error: code.rawValue, scope: requiredScope)
         case .invalidRequest, .invalidToken:
-            parameters.append("error=\"\(code.rawValue)\"")
-            parameters.append("error_description=\"\(BearerSyntax.quotable(description))\"")
+            BearerSyntax.challenge(realm: realm, error: code.rawValue, description: description)
         }
-        return "Bearer " + parameters.joined(separator: ", ")
     }
 
 }
 
 extension IssuerBearerError: HTTPResponseError {
-    struct Body: Encodable {
-        let error: String
-        let error_description: String
-    }
-
     public var response: Response {
-        let body = (try? JSON.encode(Body(error: code.rawValue, error_description: description))) ?? Array("{}".utf8)
-        return Response(status: status, headers: [
+        Response(status: status, headers: [
             ("Content-Type", "application/json"),
             ("Cache-Control", "no-store"),
             ("Pragma", "no-cache"),
             ("WWW-Authenticate", challenge),
-        ], body: body)
+        ], body: BearerSyntax.errorBody(error: code.rawValue, description: description))
     }
 
     public var logDetail: String { detail.isEmpty ? "\(code.rawValue): \(description)" : "\(code.rawValue): \(detail)" }

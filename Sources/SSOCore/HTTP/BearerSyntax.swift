@@ -27,6 +27,28 @@ public enum BearerSyntax {
         }
     }
 
+    /// The `WWW-Authenticate` value of RFC 6750 §3, shared by the issuer's
+    /// userinfo and the resource servers (each decides which parameters its
+    /// error carries). No `error` means no credentials were sent, and RFC
+    /// 6750 §3.1 says the challenge then carries no error information.
+    public static func challenge(realm: String, error: String? = nil, description: String? = nil, scope: String? = nil) -> String {
+        var parameters = ["realm=\"\(quotable(realm))\""]
+        if let error { parameters.append("error=\"\(error)\"") }
+        if let description { parameters.append("error_description=\"\(quotable(description))\"") }
+        if let scope { parameters.append("scope=\"\(quotable(scope))\"") }
+        return "Bearer " + parameters.joined(separator: ", ")
+    }
+
+    private struct ErrorBody: Encodable {
+        let error: String
+        let error_description: String
+    }
+
+    /// The JSON body beside the challenge: `{"error", "error_description"}`.
+    public static func errorBody(error: String, description: String) -> [UInt8] {
+        (try? JSON.encode(ErrorBody(error: error, error_description: description))) ?? Array("{}".utf8)
+    }
+
     /// RFC 6750 §3: error_description and scope values "MUST NOT include
     /// characters outside the set %x20-21 / %x23-5B / %x5D-7E", i.e. no
     /// quote, backslash, control or non-ASCII character.
