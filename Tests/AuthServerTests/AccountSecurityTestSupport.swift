@@ -3,6 +3,15 @@ import XCTest
 @testable import AuthServer
 import SSOCore
 
+extension LoginThrottle {
+    /// Whether the account `email` finds (or, for an unknown email, that
+    /// email's own counter) is locked now.
+    func isAccountLocked(email: String) throws -> Bool {
+        let user = try UserStore(database: database).find(email: email)
+        return try isLocked(user.map { .user(id: $0.id) } ?? .unknown(email: email))
+    }
+}
+
 /// Helpers for the TOTP, throttle and account-change tests.
 extension SignInHarness {
     static let otherPassword = "another long password"
@@ -45,12 +54,14 @@ extension SignInHarness {
         return run(login, request, file: file, line: line)
     }
 
-    func codePage(_ pending: PendingLogin, error: String? = nil) -> String {
-        "/login-otp.html?req=\(pending.formToken)" + (error.map { "&error=\($0)" } ?? "")
+    func codePage(_ pending: PendingLogin, error: String? = nil, retryMinutes: Int? = nil) -> String {
+        "/login-otp.html?req=\(pending.formToken)" + (error.map { "&error=\($0)" } ?? "") + (retryMinutes.map { "&retry_minutes=\($0)" } ?? "")
     }
 
-    func passwordPage(_ pending: PendingLogin, error: String) -> String {
-        "/login.html?req=\(pending.formToken)&error=\(error)"
+    /// The page a refused sign-in goes back to; a lock says how many
+    /// minutes it has left (`retryMinutes`).
+    func passwordPage(_ pending: PendingLogin, error: String, retryMinutes: Int? = nil) -> String {
+        "/login.html?req=\(pending.formToken)&error=\(error)" + (retryMinutes.map { "&retry_minutes=\($0)" } ?? "")
     }
 
     /// Password step then code step for a TOTP user; returns the final response.

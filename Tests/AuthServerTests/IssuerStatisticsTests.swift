@@ -118,9 +118,11 @@ final class IssuerStatisticsTests: SignInTestCase {
     /// one: two wrong passwords show as 2 counters holding 4 failures.
     func testFailedSignInsFromTheThrottleCounters() throws {
         let throttle = LoginThrottle(database: issuer.database, clock: clock.clock)
-        for _ in 0..<2 { XCTAssertNotNil(try throttle.admit(email: "alice@example.com", address: "192.0.2.1")) }
+        for _ in 0..<2 {
+            guard case .admitted = try throttle.admit(.unknown(email: "alice@example.com"), address: "192.0.2.1") else { return XCTFail("admitted") }
+        }
         XCTAssertEqual(try stats().loginThrottle, .init(counters: 2, failures: 4, locked: 0))
-        for _ in 0..<3 { _ = try throttle.admit(email: "alice@example.com", address: "192.0.2.1") }
+        for _ in 0..<3 { _ = try throttle.admit(.unknown(email: "alice@example.com"), address: "192.0.2.1") }
         XCTAssertEqual(try stats().loginThrottle, .init(counters: 2, failures: 10, locked: 1), "the account is locked after 5")
         // The per-account lock (first: 60 s) ends; the counters stay for the rest of the hour.
         clock.advance(61)

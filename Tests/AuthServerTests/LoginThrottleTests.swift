@@ -11,9 +11,10 @@ final class LoginThrottleTests: SignInTestCase {
     let address = LoginThrottlePolicy.perAddress
 
     private func fail(_ pending: PendingLogin, email: String = DemoData.email, from address: String = "127.0.0.1",
-                      expect error: String = "invalid_credentials", file: StaticString = #filePath, line: UInt = #line) {
+                      expect error: String = "invalid_credentials", retryMinutes: Int? = nil,
+                      file: StaticString = #filePath, line: UInt = #line) {
         let response = harness.login(pending, email: email, password: "wrong password", address: address, file: file, line: line)
-        XCTAssertEqual(response.location, harness.passwordPage(pending, error: error), file: file, line: line)
+        XCTAssertEqual(response.location, harness.passwordPage(pending, error: error, retryMinutes: retryMinutes), file: file, line: line)
         XCTAssertTrue(response.setCookieHeaders.isEmpty, file: file, line: line)
     }
 
@@ -45,13 +46,13 @@ final class LoginThrottleTests: SignInTestCase {
         try assertDatabaseUnchanged("right password while locked") {
             for _ in 0..<10 {
                 let response = harness.login(pending)
-                XCTAssertEqual(response.location, harness.passwordPage(pending, error: "too_many_attempts"))
+                XCTAssertEqual(response.location, harness.passwordPage(pending, error: "too_many_attempts", retryMinutes: 1))
                 XCTAssertTrue(response.setCookieHeaders.isEmpty)
             }
         }
         XCTAssertEqual(try countersAndLocks(), throttleBefore, "refused attempts neither count nor extend the lock")
         clock.advance(59)
-        XCTAssertEqual(harness.login(pending).location, harness.passwordPage(pending, error: "too_many_attempts"))
+        XCTAssertEqual(harness.login(pending).location, harness.passwordPage(pending, error: "too_many_attempts", retryMinutes: 1))
         clock.advance(1)
         XCTAssertNotNil(harness.login(pending).locationQuery["code"], "one minute later the same form signs in")
         XCTAssertFalse(try harness.throttle.isAccountLocked(email: DemoData.email))
@@ -64,12 +65,18 @@ final class LoginThrottleTests: SignInTestCase {
             let previous = Int64(try XCTUnwrap(account.lockDuration(afterFailures: failures - 1)))
             clock.advance(previous - 1)
             let pending = try harness.startLogin()  // pending requests live 10 minutes
-            fail(pending, expect: "too_many_attempts")
+            fail(pending, expect: "too_many_attempts", retryMinutes: 1)
             clock.advance(1)
             fail(pending)  // admitted, counted, wrong: locks again, longer
         }
         let lockedUntil = try XCTUnwrap(harness.database.queryOne("SELECT MAX(locked_until) FROM login_throttle")?.int(0))
         XCTAssertEqual(lockedUntil - clock.now, 3600, "capped at one hour")
+        let locked = try harness.startLogin()
+        XCTAssertEqual(harness.login(locked).location, harness.passwordPage(locked, error: "too_many_attempts", retryMinutes: 60),
+                       "the page says how long the lock has left, not 'a minute'")
+        clock.advance(3600 - 61)
+        let later = try harness.startLogin()
+        XCTAssertEqual(harness.login(later).location, harness.passwordPage(later, error: "too_many_attempts", retryMinutes: 2), "rounded up")
     }
 
     func testASuccessResetsTheAccountCount() throws {
@@ -98,12 +105,12 @@ final class LoginThrottleTests: SignInTestCase {
         let pending = try harness.startLogin()
         let variants = ["mallory@example.com", "Mallory@Example.com", "MALLORY@EXAMPLE.COM", "mallory@EXAMPLE.com", "mallory@example.COM"]
         for email in variants { fail(pending, email: email) }
-        fail(pending, email: "mallory@example.com", expect: "too_many_attempts")
+        fail(pending, email: "mallory@example.com", expect: "too_many_attempts", retryMinutes: 1)
         let known = try harness.startLogin()
         for email in ["alice@example.com", "Alice@Example.com", "ALICE@EXAMPLE.COM", "alice@EXAMPLE.com", "alice@example.COM"] {
             fail(known, email: email)
         }
-        fail(known, expect: "too_many_attempts")
+        fail(known, expect: "too_many_attempts", retryMinutes: 1)
     }
 
     func testMissingFieldsAreNotCounted() throws {
@@ -124,8 +131,8 @@ final class LoginThrottleTests: SignInTestCase {
         let pending = try harness.startLogin()
         // Password spraying: one guess per account, many accounts, one address.
         for index in 0..<address.maximumFailures { fail(pending, email: "user\(index)@example.com", from: "198.51.100.7") }
-        fail(pending, email: DemoData.email, from: "198.51.100.7", expect: "too_many_attempts")
-        XCTAssertEqual(harness.login(pending, address: "198.51.100.7").location, harness.passwordPage(pending, error: "too_many_attempts"))
+        fail(pending, email: DemoData.email, from: "198.51.100.7", expect: "too_many_attempts", retryMinutes: 1)
+        XCTAssertEqual(harness.login(pending, address: "198.51.100.7").location, harness.passwordPage(pending, error: "too_many_attempts", retryMinutes: 1))
         XCTAssertFalse(try harness.throttle.isAccountLocked(email: DemoData.email), "refused by address: alice's count untouched")
         XCTAssertNotNil(harness.login(pending, address: "198.51.100.8").locationQuery["code"], "another address signs in")
     }
@@ -135,7 +142,7 @@ final class LoginThrottleTests: SignInTestCase {
     func testOneAttackerBehindANATDoesNotLockOutTheOthers() throws {
         let attacker = try harness.startLogin()
         for _ in 1...account.maximumFailures { fail(attacker, email: "victim@example.com", from: "203.0.113.9") }
-        fail(attacker, email: "victim@example.com", from: "203.0.113.9", expect: "too_many_attempts")
+        fail(attacker, email: "victim@example.com", from: "203.0.113.9", expect: "too_many_attempts", retryMinutes: 1)
         for index in 0..<(address.maximumFailures * 2) {
             let user = "colleague\(index)@example.com"
             _ = try harness.addUser(user)
@@ -194,8 +201,8 @@ final class LoginThrottleTests: SignInTestCase {
         let errors = results.all.map { $0.locationQuery["error"] ?? "status \($0.status)" }
         XCTAssertEqual(errors.filter { $0 == "invalid_credentials" }.count, account.maximumFailures, "\(errors)")
         XCTAssertEqual(errors.filter { $0 == "too_many_attempts" }.count, count - account.maximumFailures, "\(errors)")
-        XCTAssertEqual(harness.login(pendings[0]).location, harness.passwordPage(pendings[0], error: "too_many_attempts"))
+        XCTAssertEqual(harness.login(pendings[0]).location, harness.passwordPage(pendings[0], error: "too_many_attempts", retryMinutes: 1))
         XCTAssertEqual(try harness.database.queryOne("SELECT failures FROM login_throttle WHERE key_hash = ?",
-                                                     [.blob(LoginThrottle.accountKey(DemoData.email))])?.int(0), 5)
+                                                     [.blob(LoginThrottle.accountKey(.user(id: harness.alice.id)))])?.int(0), 5)
     }
 }

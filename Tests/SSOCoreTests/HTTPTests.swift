@@ -42,7 +42,25 @@ final class FormParserTests: XCTestCase {
 
     func testEncodeComponentEscapesEverythingButUnreserved() {
         XCTAssertEqual(FormParser.encodeComponent("a b&c=d\r\n<é>~._-"), "a%20b%26c%3Dd%0D%0A%3C%C3%A9%3E~._-")
-        XCTAssertEqual(try FormParser.parse(Array(FormParser.encode([("k", "v &\r\n=")]).utf8)).single("k"), "v &\r\n=")
+        XCTAssertEqual(try FormParser.parse(Array(FormParser.encode([("k", "v &\r\n=")]).utf8)).singleAllowingControlCharacters("k"), "v &\r\n=")
+    }
+
+    /// The outside review's NUL byte, and every other C0, DEL and C1 control:
+    /// refused by `single`, with the parameter named, before any caller sees
+    /// the value; a password (`singleAllowingControlCharacters`) keeps them.
+    func testSingleRefusesControlCharactersAndNamesTheParameter() throws {
+        for control in ["%00", "%09", "%0A", "%0D", "%1F", "%7F", "%C2%80", "%C2%85", "%C2%9F"] {
+            let form = try FormParser.parse(Array("email=alice%40example.com\(control)anything&password=p\(control)w".utf8))
+            XCTAssertThrowsError(try form.single("email"), control) {
+                XCTAssertEqual(($0 as? FormError)?.code, .controlCharacter, control)
+                XCTAssertEqual(($0 as? FormError)?.parameter, "email", control)
+            }
+            XCTAssertNotNil(try form.singleAllowingControlCharacters("password"), control)
+        }
+        for allowed in ["%20", "%C2%A0", "%C3%A9", "%E2%80%8B"] {
+            XCTAssertNotNil(try FormParser.parse(Array("v=a\(allowed)b".utf8)).single("v"), "\(allowed) is not a control character")
+        }
+        XCTAssertEqual(FormParameters.firstControlCharacter(in: "é\u{0}"), 2, "byte offset")
     }
 
     func testFormBodyNeedsFormContentType() throws {

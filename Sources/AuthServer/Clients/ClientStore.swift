@@ -71,8 +71,6 @@ public final class ClientStore {
 
     /// RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
     static func validate(scope: String) throws {
-        guard (1...128).contains(scope.utf8.count),
-              scope.utf8.allSatisfy({ $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) })
-        else { throw ValidationError("not a valid scope token (RFC 6749 §3.3): \(scope.debugDescription)") }
+        guard ScopeParameter.isScopeToken(scope) else { throw ValidationError("not a valid scope token (RFC 6749 §3.3): \(scope.debugDescription)") }
     }
 }

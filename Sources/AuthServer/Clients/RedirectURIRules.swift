@@ -16,6 +16,13 @@ public enum RedirectURIRules {
         // RFC 6749 §3.1.2: "The endpoint URI MUST NOT include a fragment component."
         guard components.fragment == nil else { throw ValidationError("redirect URI must not have a fragment: \(uri)") }
         guard !forbiddenSchemes.contains(scheme) else { throw ValidationError("redirect URI scheme \(scheme) is not allowed") }
+        // RFC 6749 §4.1.2: the server adds code and state (and RFC 9207 iss,
+        // §4.1.2.1 the error parameters) to the redirect URI's query. One
+        // registered with any of them would answer with that name twice, and
+        // a client could read the registered value instead of the real one.
+        if let reserved = components.queryItems?.first(where: { responseParameterNames.contains($0.name) }) {
+            throw ValidationError("redirect URI must not carry the response parameter \(reserved.name)= in its query: \(uri)")
+        }
         switch scheme {
         case "https":
             guard let host = components.host, !host.isEmpty else { throw ValidationError("https redirect URI needs a host: \(uri)") }
@@ -25,11 +32,20 @@ public enum RedirectURIRules {
             guard isLoopbackHost(components.host) else {
                 throw ValidationError("http redirect URIs are allowed only for 127.0.0.1 or [::1] (RFC 8252 §7.3): \(uri)")
             }
+            // The form RedirectURIMatcher matches at request time: a port, if
+            // any, 1 to 65535 without a leading zero; no user info.
+            guard RedirectURIMatcher.loopbackParts(uri) != nil else {
+                throw ValidationError("loopback redirect URI needs http://127.0.0.1 or http://[::1], an optional port 1-65535, then a path: \(uri)")
+            }
         default:
             // RFC 8252 §7.1: a private-use URI scheme, e.g. com.example.app:/cb.
             break
         }
     }
+
+    /// The parameters an authorization response adds (RFC 6749 §4.1.2 and
+    /// §4.1.2.1, RFC 9207 §2).
+    static let responseParameterNames: Set<String> = ["code", "state", "iss", "error", "error_description", "error_uri"]
 
     static func isLoopbackHost(_ host: String?) -> Bool {
         host == "127.0.0.1" || host == "[::1]" || host == "::1"

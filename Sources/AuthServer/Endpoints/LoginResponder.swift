@@ -50,10 +50,12 @@ public final class LoginResponder: Responder {
         // server's Referrer-Policy: no-referrer it says `null` (Fetch §"append
         // a request Origin header"), so `null` alone proves nothing either way.
         if let site = request.header("sec-fetch-site"), site != "same-origin" {
-            return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403)
+            return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403,
+                                    detail: "login CSRF refused: Sec-Fetch-Site \(site.prefix(32))")
         }
-        if let origin = request.header("origin"), origin != "null", origin != config.issuer {
-            return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403)
+        if let origin = request.header("origin"), origin != "null", !origin.bytesEqual(config.issuer) {
+            return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403,
+                                    detail: "login CSRF refused: Origin is not the issuer")
         }
         let form: FormParameters
         do { form = try request.formParameters() } catch let error as FormError {
@@ -62,15 +64,21 @@ public final class LoginResponder: Responder {
         }
         guard let cookieSecret = request.cookies[PendingAuthorizationStore.cookieName],
               let waiting = try pending.find(cookieSecret: cookieSecret) else {
-            return .redirect(to: "/login.html?error=expired")
+            return .redirect(to: "/login.html?error=expired").logging("no live pending request behind the gh_login cookie")
         }
         guard let formToken = try? form.single("req"), ConstantTime.equals(SecretHash.of(formToken), waiting.formTokenHash) else {
-            return ErrorPage.render(title: "Sign-in error", message: "This sign-in form does not belong to your sign-in request.", status: 403)
+            return ErrorPage.render(title: "Sign-in error", message: "This sign-in form does not belong to your sign-in request.", status: 403,
+                                    detail: "the form's req does not match the pending request")
         }
         let step = LoginStep(cookieSecret: cookieSecret, formToken: formToken, address: request.remoteAddress)
         // The TOTP page's form is the one with an `otp` field.
         if form.names.contains("otp") { return try verifySecondFactor(form, step) }
         return try verifyPassword(form, step)
+    }
+
+    static func controlCharacterError(in form: FormParameters, _ name: String) -> FormError? {
+        do { _ = try form.single(name) } catch let error as FormError where error.code == .controlCharacter { return error } catch {}
+        return nil
     }
 
     /// What both steps know about the request they answer.
@@ -83,45 +91,70 @@ public final class LoginResponder: Responder {
             .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=" + error)
         }
 
-        func codePage(error: String? = nil) -> Response {
-            .redirect(to: "/login-otp.html?req=" + FormParser.encodeComponent(formToken) + (error.map { "&error=" + $0 } ?? ""))
+        func codePage(error: String? = nil, extra: String = "") -> Response {
+            .redirect(to: "/login-otp.html?req=" + FormParser.encodeComponent(formToken) + (error.map { "&error=" + $0 } ?? "") + extra)
         }
+
+        /// The page says how long to wait, in whole minutes (rounded up; the
+        /// lock grows from one minute to an hour), never which key is locked:
+        /// that would tell whether an account exists.
+        func lockedPage(retryAfter: Int, key: LoginAdmission.LockedKey, user: User?) -> Response {
+            .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=too_many_attempts"
+                      + "&retry_minutes=\(Self.minutes(retryAfter))")
+                .logging("sign-in refused: \(key.rawValue) locked for \(retryAfter) s" + (user.map { " (user \($0.id))" } ?? ""))
+        }
+
+        func lockedCodePage(retryAfter: Int, key: LoginAdmission.LockedKey, user: User) -> Response {
+            codePage(error: "too_many_attempts", extra: "&retry_minutes=\(Self.minutes(retryAfter))")
+                .logging("TOTP step refused: \(key.rawValue) locked for \(retryAfter) s (user \(user.id))")
+        }
+
+        static func minutes(_ seconds: Int) -> Int { max(1, (seconds + 59) / 60) }
     }
 
     // MARK: Step 1: password
 
     func verifyPassword(_ form: FormParameters, _ step: LoginStep) throws -> Response {
+        // A control character in the email is refused before any lookup or
+        // counter sees it (FormParameters.single); the password is hashed as
+        // typed, so it may hold any character.
+        if let error = Self.controlCharacterError(in: form, "email") {
+            return ErrorPage.render(title: "Sign-in error", message: "The email address contains a control character.",
+                                    status: 400, detail: error.description)
+        }
+        let email = try? form.single("email"), password = try? form.singleAllowingControlCharacters("password")
         // Nothing to guess with: refused without counting.
-        guard let email = try? form.single("email"), let password = try? form.single("password"),
-              email.utf8.count <= 254, password.utf8.count <= 1024 else {
-            return step.passwordPage(error: "invalid_credentials")
+        guard let email, let password, email.utf8.count <= 254, password.utf8.count <= 1024 else {
+            return step.passwordPage(error: "invalid_credentials").logging("sign-in refused: email or password missing or too long")
         }
+        // The account is the stored one, found first: its lock is keyed by
+        // its id, whatever spelling of the address was typed.
+        let user = try users.find(email: email)
         // Counted before the password is checked; while locked it is not checked at all.
-        guard let attempt = try throttle.admit(email: email, address: step.address) else {
-            return step.passwordPage(error: "too_many_attempts")
+        let attempt: LoginAttempt
+        switch try throttle.admit(user.map { .user(id: $0.id) } ?? .unknown(email: email), address: step.address) {
+        case .admitted(let admitted): attempt = admitted
+        case .locked(let retryAfter, let key): return step.lockedPage(retryAfter: retryAfter, key: key, user: user)
         }
-        guard let user = try authenticate(email: email, password: password) else {
-            return step.passwordPage(error: "invalid_credentials")
+        guard let user else {
+            _ = hasher.verify(password: password, against: decoyHash)
+            return step.passwordPage(error: "invalid_credentials").logging("sign-in failed: unknown email")
+        }
+        guard hasher.verify(password: password, against: user.passwordHash) else {
+            return step.passwordPage(error: "invalid_credentials").logging("sign-in failed: wrong password for user \(user.id)")
+        }
+        guard !user.disabled else {
+            return step.passwordPage(error: "invalid_credentials").logging("sign-in failed: user \(user.id) is disabled")
         }
         if try totp.isEnrolled(userID: user.id) {
             try throttle.passedFirstFactor(attempt)
             guard try marks.mark(cookieSecret: step.cookieSecret, userID: user.id) else { return .redirect(to: "/login.html?error=expired") }
-            return step.codePage()
+            return step.codePage().logging("password right for user \(user.id); TOTP code asked")
         }
         return try complete(user: user, amr: AuthenticationMethods.passwordOnly, expired: .redirect(to: "/login.html?error=expired")) {
             try throttle.succeeded(attempt)
             return try pending.consume(cookieSecret: step.cookieSecret)
         }
-    }
-
-    /// The user when the password matches and the account is enabled.
-    func authenticate(email: String, password: String) throws -> User? {
-        guard let user = try users.find(email: email) else {
-            _ = hasher.verify(password: password, against: decoyHash)
-            return nil
-        }
-        guard hasher.verify(password: password, against: user.passwordHash), !user.disabled else { return nil }
-        return user
     }
 
     // MARK: Step 2: TOTP code
@@ -134,15 +167,17 @@ public final class LoginResponder: Responder {
             return step.codePage(error: "expired")
         }
         guard let code = try? form.single("otp"), TOTPVerifier.isWellFormed(code) else {
-            return step.codePage(error: "invalid_code")
+            return step.codePage(error: "invalid_code").logging("TOTP code missing or not six digits")
         }
         // Wrong codes count against the account like wrong passwords.
-        guard let attempt = try throttle.admit(email: user.email, address: step.address) else {
-            return step.codePage(error: "too_many_attempts")
+        let attempt: LoginAttempt
+        switch try throttle.admit(.user(id: user.id), address: step.address) {
+        case .admitted(let admitted): attempt = admitted
+        case .locked(let retryAfter, let key): return step.lockedCodePage(retryAfter: retryAfter, key: key, user: user)
         }
         guard let timeStep = TOTPVerifier.matchingStep(code: code, secret: credential.secret, at: clock(),
                                                        after: credential.lastUsedStep) else {
-            return step.codePage(error: "invalid_code")
+            return step.codePage(error: "invalid_code").logging("sign-in failed: wrong or reused TOTP code for user \(user.id)")
         }
         return try complete(user: user, amr: AuthenticationMethods.passwordAndTOTP, expired: step.codePage(error: "expired")) {
             // RFC 6238 §5.2: one-time use, enforced atomically (two concurrent
@@ -158,30 +193,55 @@ public final class LoginResponder: Responder {
     /// Thrown inside the completion transaction to roll it back and answer `response`.
     struct Abandon: Error { let response: Response }
 
+    /// What the completion transaction decided.
+    enum Completion {
+        case signedIn(secret: String, code: String, request: AuthorizationRequest)
+        /// The request's id_token_hint named someone else: it is consumed and
+        /// answered with an error, and no session is made for this user.
+        case otherUserThanHinted(AuthorizationRequest)
+    }
+
     /// One transaction: `claim` takes the pending request (nil: it is gone,
     /// answer `expired`), then the session it replaces ends, a new session
     /// and a code are created, and the browser goes back to the client.
     func complete(user: User, amr: [String], expired: Response, claim: () throws -> PendingAuthorization?) throws -> Response {
-        let outcome: (secret: String, code: String, request: AuthorizationRequest)
+        let completion: Completion
         do {
-            outcome = try database.transaction {
+            completion = try database.transaction {
                 guard let consumed = try claim() else { throw Abandon(response: expired) }
+                let authorization = consumed.request
+                // OIDC Core §3.1.2.1 id_token_hint: "If the End-User identified
+                // by the ID Token is logged in or is logged in by the request,
+                // then the Authorization Server returns a positive response;
+                // otherwise, it SHOULD return an error, such as login_required."
+                if let expected = authorization.expectedSubject, !expected.bytesEqual(user.subject) {
+                    return .otherUserThanHinted(authorization)
+                }
                 if let replaced = consumed.replacesSID { try sessions.end(sid: replaced) }
                 let (session, secret) = try sessions.create(userID: user.id, lifetime: config.ssoSessionLifetime, amr: amr)
-                let authorization = consumed.request
                 let code = try codes.issue(AuthorizationCodeGrantRecord(
                     clientID: authorization.clientID, redirectURI: authorization.redirectURI, codeChallenge: authorization.codeChallenge,
                     scope: authorization.scope, nonce: authorization.nonce, sid: session.sid, userID: user.id, authTime: session.authTime,
                     amr: session.amr), lifetime: config.authorizationCodeLifetime)
-                return (secret, code, authorization)
+                return .signedIn(secret: secret, code: code, request: authorization)
             }
         } catch let abandon as Abandon {
             return abandon.response
         }
-        var response = AuthorizationResponse.success(redirectURI: outcome.request.redirectURI, code: outcome.code,
-                                                     state: outcome.request.state, issuer: config.issuer)
-        response.addCookie(SetCookie(name: SSOSessionStore.cookieName, value: outcome.secret, maxAge: config.ssoSessionLifetime))
-        response.addCookie(.expired(name: PendingAuthorizationStore.cookieName, path: "/login"))
-        return response
+        switch completion {
+        case .signedIn(let secret, let code, let request):
+            var response = AuthorizationResponse.success(redirectURI: request.redirectURI, code: code, state: request.state,
+                                                         issuer: config.issuer)
+            response.addCookie(SetCookie(name: SSOSessionStore.cookieName, value: secret, maxAge: config.ssoSessionLifetime))
+            response.addCookie(.expired(name: PendingAuthorizationStore.cookieName, path: "/login"))
+            return response
+        case .otherUserThanHinted(let request):
+            var response = AuthorizationResponse.error(
+                redirectURI: request.redirectURI, error: OAuthError(.loginRequired, "the user who signed in is not the one id_token_hint names"),
+                state: request.state, issuer: config.issuer)
+                .logging("signed in as user \(user.id), but id_token_hint named another subject; no session made")
+            response.addCookie(.expired(name: PendingAuthorizationStore.cookieName, path: "/login"))
+            return response
+        }
     }
 }

@@ -28,7 +28,8 @@ public enum AuthorizationResponse {
 
 /// The issuer's own HTML error page for requests it must not redirect.
 public enum ErrorPage {
-    public static func render(title: String, message: String, status: Int = 400) -> Response {
+    /// `detail` goes to the request log only (why, exactly; never a secret).
+    public static func render(title: String, message: String, status: Int = 400, detail: String? = nil) -> Response {
         let html = """
             <!doctype html>
             <html lang="en">
@@ -47,7 +48,9 @@ public enum ErrorPage {
             </body>
             </html>
             """
-        return .html(html, status: status)
+        var response = Response.html(html, status: status)
+        response.logDetail = detail ?? message
+        return response
     }
 
     /// HTML escaping for the pages built here and in LogoutPages.

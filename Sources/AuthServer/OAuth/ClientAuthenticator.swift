@@ -25,15 +25,44 @@ public struct ClientAuthenticator {
         // RFC 6749 §2.3: "The client MUST NOT use more than one
         // authentication method in each request."
         if try form.single("client_secret") != nil { throw invalidClient("client_secret_post is not supported; use HTTP Basic") }
-        if let basic, let bodyClientID, bodyClientID != basic.id { throw OAuthError.invalidRequest("client_id does not match the Authorization header") }
+        if let basic, let bodyClientID, !bodyClientID.bytesEqual(basic.id) {
+            throw OAuthError.invalidRequest("client_id does not match the Authorization header")
+        }
         guard let clientID = basic?.id ?? bodyClientID else { throw invalidClient("client authentication is required") }
-        guard let client = try clients.find(clientID: clientID) else { throw invalidClient("unknown client") }
+        guard let client = try clients.find(clientID: clientID) else {
+            var error = invalidClient("unknown client")
+            error.detail = "no client with the client_id presented"
+            throw error
+        }
         if let secretHash = client.secretHash {
             guard let secret = basic?.secret, !secret.isEmpty, hasher.verify(password: secret, against: secretHash) else {
-                throw invalidClient("client authentication failed")
+                var error = invalidClient("client authentication failed")
+                error.detail = basic?.secret.isEmpty == false ? "wrong secret for \(client.clientID)" : "confidential client \(client.clientID) sent no secret"
+                throw error
             }
         } else if let basic, !basic.secret.isEmpty {
             throw invalidClient("public clients authenticate with an empty password")
+        }
+        return client
+    }
+
+    /// Basic credentials only, checked before anything else of the request
+    /// is read (RFC 7662 §2.1: the introspection endpoint "MUST also require
+    /// some form of authorization"): a confidential client, or invalid_client.
+    public func authenticateConfidential(_ request: Request) throws -> Client {
+        func refuse(_ text: String, detail: String) -> OAuthError {
+            var error = OAuthError(.invalidClient, text, detail: detail)
+            error.usedBasicAuthentication = request.header("authorization") != nil
+            return error
+        }
+        guard let basic = try Self.basicCredentials(request.header("authorization")) else {
+            throw refuse("client authentication is required (client_secret_basic)", detail: "no Basic credentials")
+        }
+        guard let client = try clients.find(clientID: basic.id), let secretHash = client.secretHash else {
+            throw refuse("client authentication failed", detail: "unknown or public client")
+        }
+        guard !basic.secret.isEmpty, hasher.verify(password: basic.secret, against: secretHash) else {
+            throw refuse("client authentication failed", detail: "wrong secret for \(client.clientID)")
         }
         return client
     }
@@ -57,6 +86,14 @@ public struct ClientAuthenticator {
                 throw error
             }
         }
-        return (try unescape(decoded[..<colon]), try unescape(decoded[decoded.index(after: colon)...]))
+        let id = try unescape(decoded[..<colon])
+        // The client id is an identifier: no control character, as for the
+        // body's client_id (FormParameters.single).
+        if FormParameters.firstControlCharacter(in: id) != nil {
+            var error = OAuthError(.invalidClient, "malformed Basic credentials", detail: "control character in the Basic client id")
+            error.usedBasicAuthentication = true
+            throw error
+        }
+        return (id, try unescape(decoded[decoded.index(after: colon)...]))
     }
 }

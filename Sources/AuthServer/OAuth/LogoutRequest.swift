@@ -83,7 +83,7 @@ public struct LogoutRequestValidator {
     /// Identifier matches the one used when issuing the ID Token."
     func checkClient(_ parameters: FormParameters, hint: IDTokenHint?) throws -> Client? {
         let clientID = try parameters.single("client_id")
-        if let clientID, let hint, clientID != hint.clientID {
+        if let clientID, let hint, !clientID.bytesEqual(hint.clientID) {
             throw LogoutRequestFailure("The sign-out request names two different apps.", detail: "client_id differs from the hint's aud")
         }
         guard let id = clientID ?? hint?.clientID else { return nil }
@@ -105,7 +105,7 @@ public struct LogoutRequestValidator {
             throw LogoutRequestFailure("The sign-out request asks to return to an app without saying which app it is.",
                                        detail: "post_logout_redirect_uri without client_id or id_token_hint")
         }
-        guard client.postLogoutRedirectURIs.contains(uri) else {
+        guard client.postLogoutRedirectURIs.containsBytes(uri) else {
             throw LogoutRequestFailure("The app asked to return to an address it has not registered.", detail: "unregistered post_logout_redirect_uri")
         }
         return uri

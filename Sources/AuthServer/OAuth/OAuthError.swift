@@ -13,6 +13,10 @@ public struct OAuthError: Error, Equatable {
         case unsupportedResponseType = "unsupported_response_type"
         case accessDenied = "access_denied"
         case loginRequired = "login_required"
+        /// OIDC Core §3.1.2.6: prompt=consent, and no consent page here.
+        case consentRequired = "consent_required"
+        /// OIDC Core §3.1.2.6: prompt=select_account cannot be met silently.
+        case accountSelectionRequired = "account_selection_required"
         case requestNotSupported = "request_not_supported"
         case requestURINotSupported = "request_uri_not_supported"
         case serverError = "server_error"
@@ -22,19 +26,30 @@ public struct OAuthError: Error, Equatable {
     }
 
     public let code: Code
-    /// Client-safe text: it names the parameter, never echoes its value.
+    /// Client-safe text (`error_description`): it names the parameter or the
+    /// mistake, never echoes a value and never tells the caller anything it
+    /// did not send itself.
     public let description: String
+    /// Log-only: the exact reason ("reuse detected; family F revoked"), for
+    /// the operator reading the request log (fosite's debug beside its hint).
+    /// Never a secret.
+    public var detail: String
     /// True when the client authenticated with HTTP Basic, so a 401 must
     /// answer with a Basic challenge (RFC 6749 §5.2, invalid_client).
     public var usedBasicAuthentication = false
 
-    public init(_ code: Code, _ description: String) {
+    public init(_ code: Code, _ description: String, detail: String = "") {
         self.code = code
         self.description = description
+        self.detail = detail
     }
 
-    public static func invalidRequest(_ description: String) -> OAuthError { OAuthError(.invalidRequest, description) }
-    public static func invalidGrant(_ description: String) -> OAuthError { OAuthError(.invalidGrant, description) }
+    public static func invalidRequest(_ description: String, detail: String = "") -> OAuthError {
+        OAuthError(.invalidRequest, description, detail: detail)
+    }
+    public static func invalidGrant(_ description: String, detail: String = "") -> OAuthError {
+        OAuthError(.invalidGrant, description, detail: detail)
+    }
 }
 
 extension OAuthError: HTTPResponseError {
@@ -55,7 +70,7 @@ extension OAuthError: HTTPResponseError {
             ?? .plainError(status, code.rawValue)
     }
 
-    public var logDetail: String { "\(code.rawValue): \(description)" }
+    public var logDetail: String { detail.isEmpty ? "\(code.rawValue): \(description)" : "\(code.rawValue): \(detail)" }
 }
 
 extension FormError {
@@ -67,6 +82,7 @@ extension FormError {
         case .tooLarge: .invalidRequest("a parameter is too long")
         case .tooManyParameters: .invalidRequest("too many parameters")
         case .badEncoding: .invalidRequest("the body is not valid form encoding")
+        case .controlCharacter: .invalidRequest("parameter \(parameter ?? "") contains a control character")
         }
     }
 }

@@ -10,6 +10,27 @@ public struct LoginAttempt: Equatable, Sendable {
     let addressKey: [UInt8]
 }
 
+/// Whose failures an attempt counts against. A known account is keyed by
+/// its stored id, never by the text typed: every spelling that finds the
+/// account (any ASCII case, as the lookup folds it) shares one counter, and
+/// no spelling can get a counter of its own and still sign in (the outside
+/// review's NUL-byte lock bypass). An unknown email gets a counter of its
+/// own, so a lock still never tells whether an account exists.
+public enum LoginAccount: Equatable, Sendable {
+    case user(id: Int64)
+    case unknown(email: String)
+}
+
+/// What the throttle said about an attempt.
+public enum LoginAdmission: Equatable, Sendable {
+    case admitted(LoginAttempt)
+    /// Locked: nothing was counted and no password may be checked.
+    /// `retryAfter` is the seconds until the lock that refused it ends.
+    case locked(retryAfter: Int, by: LockedKey)
+
+    public enum LockedKey: String, Sendable { case account, address }
+}
+
 /// Failed sign-ins per account and per client address, in SQLite so every
 /// login process shares them (numbers: LoginThrottlePolicy).
 ///
@@ -34,20 +55,22 @@ public final class LoginThrottle {
         self.addressPolicy = addressPolicy
     }
 
-    /// Counts an attempt on `email` from `address`; nil when either is
+    /// Counts an attempt on `account` from `address`, unless either is
     /// locked (then nothing is counted). Runs its own transaction.
-    public func admit(email: String, address: String) throws -> LoginAttempt? {
-        let attempt = LoginAttempt(accountKey: Self.accountKey(email), addressKey: Self.addressKey(address))
+    public func admit(_ account: LoginAccount, address: String) throws -> LoginAdmission {
+        let attempt = LoginAttempt(accountKey: Self.accountKey(account), addressKey: Self.addressKey(address))
         let now = clock()
         return try database.transaction {
             try sweep(now: now)
-            guard try reserve(attempt.addressKey, addressPolicy, now: now) else { return nil }
-            guard try reserve(attempt.accountKey, accountPolicy, now: now) else {
+            if let lockedUntil = try reserve(attempt.addressKey, addressPolicy, now: now) {
+                return .locked(retryAfter: Int(lockedUntil - now), by: .address)
+            }
+            if let lockedUntil = try reserve(attempt.accountKey, accountPolicy, now: now) {
                 // A locked account checks no password, so the address loses nothing.
                 try refund(attempt.addressKey, addressPolicy)
-                return nil
+                return .locked(retryAfter: Int(lockedUntil - now), by: .account)
             }
-            return attempt
+            return .admitted(attempt)
         }
     }
 
@@ -67,20 +90,20 @@ public final class LoginThrottle {
         try refund(attempt.addressKey, addressPolicy)
     }
 
-    /// Whether the account key of `email` is locked now (for tests and ssoctl).
-    public func isAccountLocked(email: String) throws -> Bool {
+    /// Whether `account` is locked now (for tests and ssoctl).
+    public func isLocked(_ account: LoginAccount) throws -> Bool {
         try database.queryOne("SELECT 1 FROM login_throttle WHERE key_hash = ? AND locked_until > ?",
-                              [.blob(Self.accountKey(email)), .integer(clock())]) != nil
+                              [.blob(Self.accountKey(account)), .integer(clock())]) != nil
     }
 
     // MARK: Counting
 
-    /// Counts one attempt on `key` unless it is locked; returns whether the
-    /// attempt may go on. A window older than `window`, with no lock ended
+    /// Counts one attempt on `key` unless it is locked; returns nil when the
+    /// attempt may go on, else when the lock that refused it ends. A window older than `window`, with no lock ended
     /// within `window` either, starts over. Reaching `maximumFailures`
     /// locks; each failure after that locks twice as long, up to the cap.
     /// (In the DO UPDATE clause every column name is the row's old value.)
-    private func reserve(_ key: [UInt8], _ policy: LoginThrottlePolicy, now: Int64) throws -> Bool {
+    private func reserve(_ key: [UInt8], _ policy: LoginThrottlePolicy, now: Int64) throws -> Int64? {
         let row = try database.queryOne("""
             INSERT INTO login_throttle (key_hash, failures, window_started_at, locked_until, admitted) VALUES (?1, 1, ?2, 0, 1)
             ON CONFLICT (key_hash) DO UPDATE SET
@@ -94,10 +117,11 @@ public final class LoginThrottle {
                                     WHEN window_started_at <= ?2 - ?4 AND locked_until <= ?2 - ?4 THEN 0
                                     WHEN failures + 1 >= ?3 THEN ?2 + MIN(?5 << MIN(failures + 1 - ?3, 20), ?6)
                                     ELSE locked_until END
-            RETURNING admitted
+            RETURNING admitted, locked_until
             """, [.blob(key), .integer(now), .integer(Int64(policy.maximumFailures)), .integer(Int64(policy.window)),
                   .integer(Int64(policy.firstLockDuration)), .integer(Int64(policy.longestLockDuration))])
-        return row?.int(0) == 1
+        guard let row, row.int(0) != 1 else { return nil }
+        return row.int(1)
     }
 
     /// Gives back one counted attempt. Below the limit again means the lock
@@ -120,8 +144,20 @@ public final class LoginThrottle {
 
     // MARK: Keys
 
-    /// The account key: the lower-cased email as typed, known or not.
-    static func accountKey(_ email: String) -> [UInt8] { SHA256.hash("account\u{0}" + email.lowercased()) }
+    /// The account key: the stored account's id, or, for an unknown email,
+    /// the email with ASCII letters lower-cased, the same folding as the
+    /// users table's `COLLATE NOCASE` lookup, so spellings the lookup treats
+    /// as one address share a counter.
+    static func accountKey(_ account: LoginAccount) -> [UInt8] {
+        switch account {
+        case .user(let id): SHA256.hash("account\u{0}user\u{0}\(id)")
+        case .unknown(let email): SHA256.hash("account\u{0}email\u{0}" + asciiLowercased(email))
+        }
+    }
+
+    static func asciiLowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
 
     /// The address key. An IPv6 client is keyed by its /64, the smallest
     /// block a site is usually given, so cycling through the addresses of

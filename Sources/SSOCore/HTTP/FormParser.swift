@@ -13,11 +13,17 @@ public struct FormLimits: Sendable {
 
 public struct FormError: Error, CustomStringConvertible {
     public enum Code: String, Sendable {
-        case tooLarge, tooManyParameters, badEncoding, repeatedParameter, unsupportedMediaType
+        case tooLarge, tooManyParameters, badEncoding, repeatedParameter, unsupportedMediaType, controlCharacter
     }
     public let code: Code
     public let detail: String
-    public init(_ code: Code, detail: String) { self.code = code; self.detail = detail }
+    /// The parameter at fault, when there is one (repeated, control character).
+    public let parameter: String?
+    public init(_ code: Code, detail: String, parameter: String? = nil) {
+        self.code = code
+        self.detail = detail
+        self.parameter = parameter
+    }
     public var description: String { "\(code.rawValue): \(detail)" }
 }
 
@@ -33,14 +39,43 @@ public struct FormParameters: Sendable {
 
     /// The one value of `name`, `nil` when absent or empty (RFC 6749 §3.1:
     /// "Parameters sent without a value MUST be treated as if they were
-    /// omitted from the request"); throws when repeated.
+    /// omitted from the request"); throws when repeated, and when the value
+    /// holds a control character.
+    ///
+    /// No protocol parameter (identifiers, URIs, scopes, codes, tokens,
+    /// state, email addresses) has any use for a control character, and one
+    /// byte of them once split an account in two: `alice@example.com%00x`
+    /// had a lock counter of its own while a C API that stops at NUL found
+    /// alice. So they are refused here, before any lookup or counter sees
+    /// the value, rather than by each caller.
     public func single(_ name: String) throws -> String? {
+        guard let value = try singleAllowingControlCharacters(name) else { return nil }
+        if let offset = Self.firstControlCharacter(in: value) {
+            throw FormError(.controlCharacter, detail: "\(name) has a control character at byte \(offset)", parameter: name)
+        }
+        return value
+    }
+
+    /// `single` for the one kind of value that is not an identifier and is
+    /// never compared as text: a password, hashed as the bytes typed.
+    public func singleAllowingControlCharacters(_ name: String) throws -> String? {
         var found: String?
         for pair in pairs where pair.name == name && !pair.value.isEmpty {
-            if found != nil { throw FormError(.repeatedParameter, detail: name) }
+            if found != nil { throw FormError(.repeatedParameter, detail: name, parameter: name) }
             found = pair.value
         }
         return found
+    }
+
+    /// The byte offset of the first C0 control, DEL or C1 control (Unicode
+    /// general category Cc), if any.
+    public static func firstControlCharacter(in value: String) -> Int? {
+        var offset = 0
+        for scalar in value.unicodeScalars {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { return offset }
+            offset += UTF8.width(scalar)
+        }
+        return nil
     }
 
     public var names: [String] { pairs.map(\.name) }

@@ -18,7 +18,7 @@ extension FormError: HTTPResponseError {
         switch code {
         case .tooLarge: .plainError(413, "request_too_large")
         case .unsupportedMediaType: .plainError(415, "unsupported_media_type")
-        case .tooManyParameters, .badEncoding, .repeatedParameter: .plainError(400, "invalid_request")
+        case .tooManyParameters, .badEncoding, .repeatedParameter, .controlCharacter: .plainError(400, "invalid_request")
         }
     }
     public var logDetail: String { description }
@@ -29,7 +29,8 @@ extension FormError: HTTPResponseError {
 public enum ResponderOutcome {
     public static func run(_ responder: Responder, _ request: Request) -> (Response, String?) {
         do {
-            return (try responder.respond(to: request), nil)
+            let response = try responder.respond(to: request)
+            return (response, response.logDetail)
         } catch let error as HTTPResponseError {
             return (error.response, error.logDetail)
         } catch {

@@ -5,6 +5,9 @@ public struct Response: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// For the request log only, never sent: why an error page or an error
+    /// redirect was answered (the wire says less than the operator needs).
+    public var logDetail: String?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -19,6 +22,13 @@ public struct Response: Sendable {
     public mutating func setHeader(_ name: String, _ value: String) {
         headers.removeAll { $0.name.lowercased() == name.lowercased() }
         headers.append((name, value))
+    }
+
+    /// The same response, with `detail` for the request log.
+    public func logging(_ detail: String) -> Response {
+        var copy = self
+        copy.logDetail = detail
+        return copy
     }
 
     public mutating func addCookie(_ cookie: SetCookie) {

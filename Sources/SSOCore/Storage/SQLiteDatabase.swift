@@ -135,7 +135,11 @@ final class SQLiteStatement {
         switch value {
         case .integer(let number): status = sqlite3_bind_int64(handle, index, number)
         case .real(let number): status = sqlite3_bind_double(handle, index, number)
-        case .text(let text): status = sqlite3_bind_text(handle, index, text, -1, gatehouse_sqlite_transient())
+        // The exact byte length, never -1: with -1 SQLite stops at the first
+        // NUL, so "alice@example.com\0x" would be bound as alice's address
+        // (the outside review's lock bypass). Identifiers are bytes.
+        case .text(let text):
+            status = text.withCString { sqlite3_bind_text(handle, index, $0, Int32(text.utf8.count), gatehouse_sqlite_transient()) }
         case .blob(let bytes):
             status = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32(bytes.count), gatehouse_sqlite_transient()) }
         case .null: status = sqlite3_bind_null(handle, index)
@@ -147,7 +151,13 @@ final class SQLiteStatement {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
-        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(handle, index)))
+        case SQLITE_TEXT:
+            // By length, like the binding: a stored NUL must not cut the value
+            // short. (SQLite: call _text first, then _bytes.)
+            let pointer = sqlite3_column_text(handle, index)
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard count > 0, let pointer else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self))
         case SQLITE_BLOB:
             let count = Int(sqlite3_column_bytes(handle, index))
             guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return .blob([]) }
