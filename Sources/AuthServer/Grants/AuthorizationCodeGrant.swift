@@ -34,7 +34,7 @@ public final class AuthorizationCodeGrant {
         guard let verifier = try form.single("code_verifier") else { throw OAuthError.invalidRequest("code_verifier is required (PKCE)") }
         // RFC 7636 §4.1: code-verifier = 43*128unreserved.
         guard PKCE.isValidVerifier(verifier) else { throw OAuthError.invalidRequest("code_verifier must be 43 to 128 unreserved characters") }
-        guard code.utf8.count <= 128 else { throw OAuthError.invalidGrant("the code is invalid, expired or already used") }
+        guard code.utf8.count <= 128 else { throw OAuthError.invalidGrant("the code is unknown", detail: "code longer than 128 bytes") }
         // Native SSO seed profile: the device id the ID token gets bound to (di_hash).
         let deviceID = try DeviceIDParameter.parse(form)
 
@@ -77,7 +77,7 @@ public final class AuthorizationCodeGrant {
                     if let previousJTI { try revokedAccessTokens.revoke(jti: previousJTI, expiresAt: clock() + Int64(config.accessTokenLifetime)) }
                 }
             }
-            throw OAuthError.invalidGrant("the code is invalid, expired or already used")
+            throw Self.error(for: failure, clientID: client.clientID)
         }
         var grant = TokenGrant(user: issued.user, clientID: client.clientID, scope: issued.record.scope, sid: issued.record.sid,
                                authTime: issued.record.authTime, nonce: issued.record.nonce, jti: jti, amr: issued.record.amr)
@@ -90,5 +90,31 @@ public final class AuthorizationCodeGrant {
                                      refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: grant.scope.joined(separator: " "))
         body.device_secret = issued.deviceSecret
         return body
+    }
+
+    /// RFC 6749 §5.2 invalid_grant for each, with a description that names
+    /// the mistake in what the caller sent (the classic four: wrong
+    /// redirect_uri, wrong verifier, another client's code, a spent or
+    /// expired code) and a log line that says exactly what happened.
+    static func error(for failure: CodeRedemptionFailure, clientID: String) -> OAuthError {
+        switch failure {
+        case .unknown:
+            .invalidGrant("the code is unknown", detail: "code unknown (never issued, or swept after expiry)")
+        case .expired:
+            .invalidGrant("the code has expired", detail: "code expired before redemption")
+        case .otherClient:
+            .invalidGrant("the code was issued to another client", detail: "code presented by \(clientID), issued to another client")
+        case .wrongRedirectURI:
+            .invalidGrant("redirect_uri does not match the authorization request",
+                          detail: "code presented with another redirect_uri; code still usable")
+        case .wrongVerifier:
+            .invalidGrant("code_verifier does not match the code_challenge", detail: "PKCE verification failed; code still usable")
+        case .reused:
+            .invalidGrant("the code was already used",
+                          detail: "code reused with the right client, redirect_uri and verifier; what its first use issued is revoked")
+        case .reusedWithoutProof:
+            .invalidGrant("the code was already used",
+                          detail: "spent code presented without proof of possession; nothing revoked")
+        }
     }
 }

@@ -20,7 +20,7 @@ public final class RefreshTokenGrant {
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
         guard let token = try form.single("refresh_token") else { throw OAuthError.invalidRequest("refresh_token is required") }
-        let requested = try form.single("scope").map { Set($0.split(separator: " ").map(String.init)) }
+        let requested = try form.single("scope").map(ScopeParameter.parse)
         let deviceID = try DeviceIDParameter.parse(form)
         let presentedDeviceSecret = try form.single("device_secret")
         // RFC 6749 §6: "The requested scope MUST NOT include any scope not
@@ -28,16 +28,21 @@ public final class RefreshTokenGrant {
         // as equal to the scope originally granted." Checked before rotation.
         let outcome = try rotation.present(token, clientID: client.clientID, lifetime: config.refreshTokenLifetime,
                                            gracePeriod: config.refreshGracePeriod) { presented in
-            if let requested, !requested.isSubset(of: Set(presented.scope)) {
-                throw OAuthError(.invalidScope, "scope exceeds the original grant")
+            if let requested, let wider = requested.first(where: { !presented.scope.containsBytes($0) }) {
+                throw OAuthError(.invalidScope, "\(ScopeParameter.named(wider)) exceeds the original grant",
+                                 detail: "refresh asked for scope \(wider.debugDescription), not in family \(presented.familyID)")
             }
         }
         let successor: String, record: RefreshTokenRecord
         switch outcome {
         case .rotated(let token, let issued), .replayed(let token, let issued): (successor, record) = (token, issued)
-        case .refused, .reuseDetected: throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked")
+        case .refused(let reason):
+            throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked", detail: "refresh refused: \(reason)")
+        case .reuseDetected(let familyID):
+            throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked",
+                                          detail: "refresh token reuse detected; family \(familyID) revoked")
         }
-        let scope = requested.map { requested in record.scope.filter(requested.contains) } ?? record.scope
+        let scope = requested.map { requested in record.scope.filter(requested.containsBytes) } ?? record.scope
         guard let user = try users.find(id: record.userID), !user.disabled,
               let session = try sessions.find(sid: record.sid) else {
             throw OAuthError.invalidGrant("the user can no longer sign in")

@@ -19,12 +19,27 @@ public struct AuthorizationCodeGrantRecord: Equatable, Sendable {
     public var acr: String { AuthenticationMethods.acr(for: amr) }
 }
 
-/// Why a code could not be redeemed.
+/// Why a code could not be redeemed, told apart for the log and for the
+/// error_description (each names a mistake in what the caller itself sent).
 public enum CodeRedemptionFailure: Error, Equatable {
-    case unknownOrExpired
-    case mismatch
-    /// The code was redeemed before: what that use issued must be revoked.
+    case unknown
+    case expired
+    /// Issued to another client.
+    case otherClient
+    /// redirect_uri differs from the authorization request's.
+    case wrongRedirectURI
+    /// code_verifier does not hash to the code_challenge.
+    case wrongVerifier
+    /// Redeemed before, and presented again with everything right (client,
+    /// redirect URI, verifier): the first redemption's holder is replaying
+    /// it, or someone who holds the verifier too. What that use issued must
+    /// be revoked (RFC 6749 §4.1.2).
     case reused(familyID: String?, jti: String?)
+    /// Redeemed before, presented again without the proof (another client,
+    /// a wrong redirect URI or verifier): refused, and nothing is revoked,
+    /// or anyone who saw a used code (browser history, the interstitial
+    /// page) could end its owner's tokens.
+    case reusedWithoutProof
 }
 
 /// One-time authorization codes, stored as hashes, valid for 60 s.
@@ -68,17 +83,24 @@ public final class AuthorizationCodeStore {
                 userID: row.int(6), authTime: row.int(7), amr: AuthenticationMethods.decode(row.string(8)))
         }
         guard let existing = try database.queryOne("""
-            SELECT used_at, expires_at, client_id, issued_family_id, issued_jti FROM authorization_codes WHERE code_hash = ?
-            """, [.blob(hash)]) else { throw CodeRedemptionFailure.unknownOrExpired }
-        // RFC 6749 §4.1.2: "If an authorization code is used more than once,
-        // the authorization server MUST deny the request and SHOULD revoke
-        // (when possible) all tokens previously issued based on that code."
-        // Only the client the code was issued to can trigger that.
-        if existing.optionalInt(0) != nil, existing.string(2) == clientID {
-            throw CodeRedemptionFailure.reused(familyID: existing.optionalString(3), jti: existing.optionalString(4))
+            SELECT used_at, expires_at, client_id, redirect_uri, code_challenge, issued_family_id, issued_jti
+            FROM authorization_codes WHERE code_hash = ?
+            """, [.blob(hash)]) else { throw CodeRedemptionFailure.unknown }
+        let proves = existing.string(2).bytesEqual(clientID) && existing.string(3).bytesEqual(redirectURI)
+            && ConstantTime.equals(Array(existing.string(4).utf8), Array(challengeFromVerifier.utf8))
+        if existing.optionalInt(0) != nil {
+            // RFC 6749 §4.1.2: "If an authorization code is used more than once,
+            // the authorization server MUST deny the request and SHOULD revoke
+            // (when possible) all tokens previously issued based on that code."
+            // Only a presentation that proves possession (the client, redirect
+            // URI and verifier of the first use) can trigger that.
+            guard proves else { throw CodeRedemptionFailure.reusedWithoutProof }
+            throw CodeRedemptionFailure.reused(familyID: existing.optionalString(5), jti: existing.optionalString(6))
         }
-        if existing.optionalInt(0) != nil || existing.int(1) <= now { throw CodeRedemptionFailure.unknownOrExpired }
-        throw CodeRedemptionFailure.mismatch
+        if existing.int(1) <= now { throw CodeRedemptionFailure.expired }
+        if !existing.string(2).bytesEqual(clientID) { throw CodeRedemptionFailure.otherClient }
+        if !existing.string(3).bytesEqual(redirectURI) { throw CodeRedemptionFailure.wrongRedirectURI }
+        throw CodeRedemptionFailure.wrongVerifier
     }
 
     /// Records what the redemption issued, for revocation on reuse.

@@ -10,8 +10,8 @@ public enum RefreshRotationOutcome: Equatable {
     /// Unknown, expired, revoked, another client's, or its session ended.
     case refused(String)
     /// A spent token was presented outside the grace window, or after its
-    /// successor was used: the whole family has been revoked.
-    case reuseDetected
+    /// successor was used: the whole family (this one) has been revoked.
+    case reuseDetected(familyID: String)
 }
 
 /// Refresh token rotation (RFC 9700 §4.14.2) in one write transaction per
@@ -50,7 +50,7 @@ public final class RefreshTokenRotation {
                                             expiresAt: row.int(6))
             // RFC 6749 §6: the server MUST "validate the refresh token" and
             // check it "was issued to the authenticated client".
-            guard record.clientID == clientID else { return .refused("the refresh token was issued to another client") }
+            guard record.clientID.bytesEqual(clientID) else { return .refused("the refresh token was issued to another client") }
             guard row.optionalInt(8) == nil else { return .refused("the refresh token was revoked") }
             guard record.expiresAt > now else { return .refused("the refresh token has expired") }
             guard try sessions.find(sid: record.sid) != nil else { return .refused("the sign-in session has ended") }
@@ -66,7 +66,7 @@ public final class RefreshTokenRotation {
                 // token, which will inform the authorization server of the
                 // breach." Revoke the family; this commits.
                 try store.revokeFamily(record.familyID)
-                return .reuseDetected
+                return .reuseDetected(familyID: record.familyID)
             }
 
             // RFC 6749 §6: "If a new refresh token is issued, the refresh token
