@@ -164,6 +164,25 @@ final class IntrospectionResponderTests: SessionEndpointsTestCase {
         }
     }
 
+    /// RFC 7662 §2.1: the endpoint MUST require authorization; the outside
+    /// review found an empty body answered 400 before the caller was asked
+    /// who it is. Now nothing about the body is judged for a stranger.
+    func testAnUnauthenticatedCallerGets401WhateverItsBody() throws {
+        let bodies: [(String, String?, [UInt8])] = [
+            ("empty body", "application/x-www-form-urlencoded", []),
+            ("no token", "application/x-www-form-urlencoded", Array("token_type_hint=access_token".utf8)),
+            ("repeated token", "application/x-www-form-urlencoded", Array("token=a&token=b".utf8)),
+            ("malformed encoding", "application/x-www-form-urlencoded", Array("token=%zz".utf8)),
+            ("JSON", "application/json", Array(#"{"token":"x"}"#.utf8)),
+            ("no content type", nil, Array("token=x".utf8)),
+        ]
+        for (name, contentType, body) in bodies {
+            let response = harness.run(introspect, Request(method: "POST", path: "/introspect",
+                                                           headers: contentType.map { ["content-type": $0] } ?? [:], body: body))
+            assertJSONError(response, status: 401, error: "invalid_client", name)
+        }
+    }
+
     func testRequestErrors() throws {
         try assertDatabaseUnchanged("request errors") {
             assertJSONError(post(introspect, "/introspect", RequestParameters([]), headers: serviceAuthorization), status: 400,

@@ -65,9 +65,18 @@ public final class IntrospectionResponder: Responder {
         // RFC 7662 §2.1: "The protected resource calls the introspection
         // endpoint using an HTTP POST request".
         guard request.method == "POST" else { return .methodNotAllowed(allowed: ["POST"]) }
+        // RFC 7662 §2.1: "the endpoint MUST also require some form of
+        // authorization": the caller is authenticated first, from the header
+        // alone, so an unauthenticated request learns nothing about its body
+        // (not even whether it parses) and gets 401 invalid_client.
+        _ = try authenticator.authenticateConfidential(request)
         do {
             let form = try request.formParameters()
-            try authenticateCaller(request, form: form)
+            // RFC 6749 §2.3: "The client MUST NOT use more than one
+            // authentication method in each request."
+            if try form.single("client_secret") != nil {
+                throw OAuthError.invalidRequest("client_secret_post is not supported; use HTTP Basic only")
+            }
             // RFC 7662 §2.1: token REQUIRED.
             guard let token = try form.single("token") else { throw OAuthError.invalidRequest("token is required") }
             let body = try introspect(token, hint: try form.single("token_type_hint"))
@@ -76,18 +85,6 @@ public final class IntrospectionResponder: Responder {
             return try .json(body, headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
         } catch let error as FormError {
             throw error.code == .tooLarge ? error : error.asOAuthError
-        }
-    }
-
-    /// RFC 7662 §2.1: "To prevent token scanning attacks, the endpoint MUST
-    /// also require some form of authorization to access this endpoint".
-    /// §2.3: invalid caller credentials are a 401 (RFC 6749 §5.2 invalid_client).
-    func authenticateCaller(_ request: Request, form: FormParameters) throws {
-        let client = try authenticator.authenticate(request, form: form)
-        guard client.isConfidential else {
-            var error = OAuthError(.invalidClient, "introspection requires a confidential client (client_secret_basic)")
-            error.usedBasicAuthentication = request.header("authorization") != nil
-            throw error
         }
     }
 
