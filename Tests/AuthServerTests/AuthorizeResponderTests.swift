@@ -102,12 +102,18 @@ final class AuthorizeResponderTests: SignInTestCase {
     func testUntrustedClientOrRedirectURIShowsErrorPageAndNeverRedirects() throws {
         let valid = H.authorizationParameters()
         let cases: [(String, RequestParameters, String)] = [
-            ("missing client_id", valid.removing("client_id"), "no valid client_id"),
-            ("empty client_id", valid.setting("client_id", ""), "no valid client_id"),
-            ("repeated client_id", valid.adding("client_id", "mobile-app-001"), "no valid client_id"),
+            ("missing client_id", valid.removing("client_id"), "has no client_id"),
+            ("empty client_id", valid.setting("client_id", ""), "has no client_id"),
+            ("repeated client_id", valid.adding("client_id", "mobile-app-001"), "client_id is repeated"),
             ("unknown client_id", valid.setting("client_id", "mobile-app-999"), "not registered"),
-            ("missing redirect_uri", valid.removing("redirect_uri"), "no valid redirect_uri"),
-            ("repeated redirect_uri", valid.adding("redirect_uri", H.customSchemeRedirect), "no valid redirect_uri"),
+            // The outside review: "client_id=…%00x" was accepted as the client.
+            ("client_id with a NUL", valid.setting("client_id", "mobile-app-001\u{0}x"), "client_id contains a control character"),
+            ("client_id with a C1 control", valid.setting("client_id", "mobile-app-001\u{85}"), "client_id contains a control character"),
+            ("missing redirect_uri", valid.removing("redirect_uri"), "has no redirect_uri"),
+            ("repeated redirect_uri", valid.adding("redirect_uri", H.customSchemeRedirect), "redirect_uri is repeated"),
+            ("redirect_uri with a NUL", valid.setting("redirect_uri", H.customSchemeRedirect + "\u{0}x"),
+             "redirect_uri contains a control character"),
+            ("redirect_uri with a tab", valid.setting("redirect_uri", H.customSchemeRedirect + "\t"), "redirect_uri contains a control character"),
             ("unregistered redirect_uri", valid.setting("redirect_uri", "https://evil.example/callback"), "not registered"),
             ("prefix of a registered URI", valid.setting("redirect_uri", "myapp:auth/callbackx"), "not registered"),
             ("registered URI plus query", valid.setting("redirect_uri", "myapp:auth/callback?x=1"), "not registered"),
@@ -269,10 +275,18 @@ final class AuthorizeResponderTests: SignInTestCase {
         }
     }
 
-    func testErrorDescriptionNeverEchoesRequestValues() throws {
+    /// A refused scope is named when it reads as a scope name; anything
+    /// else the request sent is never echoed.
+    func testErrorDescriptionNamesARefusedScopeButEchoesNothingElse() throws {
         let response = harness.authorizeGET(H.authorizationParameters(scope: "openid <b>evil</b>"))
         XCTAssertEqual(response.locationQuery["error"], "invalid_scope")
         XCTAssertFalse(response.locationQuery["error_description"]?.contains("evil") ?? true)
+        let named = harness.authorizeGET(H.authorizationParameters(scope: "openid profile api:serverC"))
+        XCTAssertEqual(named.locationQuery["error"], "invalid_scope")
+        XCTAssertEqual(named.locationQuery["error_description"], "scope api:serverC is not allowed for this client")
+        let outsideSyntax = harness.authorizeGET(H.authorizationParameters(scope: "openid caf\u{E9}"))
+        XCTAssertEqual(outsideSyntax.locationQuery["error"], "invalid_scope")
+        XCTAssertEqual(outsideSyntax.locationQuery["error_description"], "scope holds a value that is not a scope token (RFC 6749 §3.3)")
     }
 
     func testErrorRedirectKeepsTheLoopbackPortAndOmitsAnOverlongState() throws {
@@ -361,7 +375,8 @@ final class AuthorizeResponderTests: SignInTestCase {
         let sid = try XCTUnwrap(harness.sessionRows().first?.sid)
         for (name, parameters) in [("prompt=login", H.authorizationParameters().adding("prompt", "login")),
                                    ("max_age=0", H.authorizationParameters().adding("max_age", "0")),
-                                   ("prompt=login consent", H.authorizationParameters().adding("prompt", "login consent"))] {
+                                   // OIDC Core §3.1.2.1: the user selects the account by signing in with it.
+                                   ("prompt=select_account", H.authorizationParameters().adding("prompt", "select_account"))] {
             let codesBefore = try issuer.count("authorization_codes")
             let response = harness.authorizeGET(parameters, cookies: ["sso_session": session])
             XCTAssertEqual(response.status, 303, name)

@@ -5,14 +5,18 @@ public final class AuthorizeResponder: Responder {
     let config: GatehouseConfig
     let validator: AuthorizationRequestValidator
     let sessions: SSOSessionStore
+    let users: UserStore
     let pending: PendingAuthorizationStore
     let codes: AuthorizationCodeStore
     let clock: Clock
 
     public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) {
         self.config = config
-        validator = AuthorizationRequestValidator(clients: ClientStore(database: database))
+        let keys = PublishedSigningKeyCache(store: SigningKeyStore(config: config, database: database, clock: clock))
+        validator = AuthorizationRequestValidator(clients: ClientStore(database: database),
+                                                  hints: IDTokenHintVerifier(issuer: config.issuer, keys: keys))
         sessions = SSOSessionStore(database: database, clock: clock)
+        users = UserStore(database: database, clock: clock)
         pending = PendingAuthorizationStore(database: database, clock: clock)
         codes = AuthorizationCodeStore(database: database, clock: clock)
         self.clock = clock
@@ -30,20 +34,22 @@ public final class AuthorizeResponder: Responder {
             }
         } catch let error as FormError {
             return ErrorPage.render(title: "Sign-in error", message: "The sign-in request is malformed (\(error.code.rawValue)).",
-                                    status: error.code == .unsupportedMediaType ? 415 : 400)
+                                    status: error.code == .unsupportedMediaType ? 415 : 400, detail: error.description)
         }
 
         let authorization: AuthorizationRequest
         do {
             authorization = try validator.validate(parameters)
-        } catch AuthorizationFailure.errorPage(let message) {
-            return ErrorPage.render(title: "Sign-in error", message: message)
+        } catch AuthorizationFailure.errorPage(let message, let detail) {
+            return ErrorPage.render(title: "Sign-in error", message: message, detail: detail)
         } catch AuthorizationFailure.redirect(let redirectURI, let state, let error) {
             return AuthorizationResponse.error(redirectURI: redirectURI, error: error, state: state, issuer: config.issuer)
+                .logging("authorization error redirect: \(error.logDetail)")
         }
 
         let session = try request.cookies[SSOSessionStore.cookieName].flatMap { try sessions.find(secret: $0) }
-        if let session, !needsAuthentication(authorization, session: session) {
+        let hintedUserSignedIn = try isHintedUser(authorization, session: session)
+        if let session, hintedUserSignedIn, !needsAuthentication(authorization, session: session) {
             let code = try codes.issue(codeRecord(authorization, session: session), lifetime: config.authorizationCodeLifetime)
             return AuthorizationResponse.success(redirectURI: authorization.redirectURI, code: code, state: authorization.state,
                                                  issuer: config.issuer)
@@ -52,9 +58,12 @@ public final class AuthorizeResponder: Responder {
         // display any authentication or consent user interface pages. An
         // error is returned if an End-User is not already authenticated."
         if authorization.prompt.contains("none") {
+            let reason = session == nil ? "no live SSO session" : !hintedUserSignedIn ? "the session's user is not id_token_hint's subject"
+                : "the session is too old for max_age"
             return AuthorizationResponse.error(redirectURI: authorization.redirectURI,
-                                               error: OAuthError(.loginRequired, "the user must sign in"),
+                                               error: OAuthError(.loginRequired, "the user must sign in", detail: "prompt=none: \(reason)"),
                                                state: authorization.state, issuer: config.issuer)
+                .logging("authorization error redirect: login_required (prompt=none: \(reason))")
         }
         let (cookieSecret, formToken) = try pending.create(authorization, replacesSID: session?.sid)
         var location = "/login.html?req=" + formToken
@@ -66,12 +75,24 @@ public final class AuthorizeResponder: Responder {
         return response
     }
 
-    /// prompt=login always asks; max_age asks when the last sign-in is
-    /// older (OIDC Core §3.1.2.1: max_age=0 is equivalent to prompt=login).
+    /// prompt=login always asks; so does select_account (OIDC Core §3.1.2.1:
+    /// "prompt the End-User to select a user account"; the sign-in page is
+    /// where the user picks one, by signing in with it); max_age asks when
+    /// the last sign-in is older (max_age=0 is equivalent to prompt=login).
     func needsAuthentication(_ request: AuthorizationRequest, session: SSOSession) -> Bool {
-        if request.prompt.contains("login") { return true }
+        if request.prompt.contains("login") || request.prompt.contains("select_account") { return true }
         if let maxAge = request.maxAge, clock() - session.authTime >= Int64(maxAge) { return true }
         return false
+    }
+
+    /// OIDC Core §3.1.2.1 id_token_hint: "If the End-User identified by the
+    /// ID Token is logged in or is logged in by the request, then the
+    /// Authorization Server returns a positive response; otherwise, it SHOULD
+    /// return an error, such as login_required." True without a hint.
+    func isHintedUser(_ request: AuthorizationRequest, session: SSOSession?) throws -> Bool {
+        guard let expected = request.expectedSubject else { return true }
+        guard let session, let user = try users.find(id: session.userID) else { return false }
+        return user.subject.bytesEqual(expected)
     }
 
     func codeRecord(_ request: AuthorizationRequest, session: SSOSession) -> AuthorizationCodeGrantRecord {

@@ -11,13 +11,17 @@ public struct AuthorizationRequest: Equatable, Sendable {
     public let prompt: Set<String>
     public let maxAge: Int?
     public let loginHint: String?
+    /// The `sub` of a verified `id_token_hint`: only that user may be
+    /// answered (OIDC Core §3.1.2.1).
+    public var expectedSubject: String? = nil
 }
 
 /// What to do with a request that failed validation.
 public enum AuthorizationFailure: Error, Equatable {
     /// The client or redirect URI cannot be trusted: show an error page and
-    /// never redirect (RFC 6749 §4.1.2.1, RFC 9700 §4.11).
-    case errorPage(String)
+    /// never redirect (RFC 6749 §4.1.2.1, RFC 9700 §4.11). `message` is for
+    /// the user, `detail` for the request log.
+    case errorPage(message: String, detail: String)
     /// The redirect URI is trusted: send the error back to the client.
     case redirect(redirectURI: String, state: String?, error: OAuthError)
 }
@@ -26,9 +30,13 @@ public enum AuthorizationFailure: Error, Equatable {
 /// client and redirect URI first, then everything else.
 public struct AuthorizationRequestValidator {
     let clients: ClientStore
+    let hints: IDTokenHintVerifier
     static let maximumStateBytes = 1024
 
-    public init(clients: ClientStore) { self.clients = clients }
+    public init(clients: ClientStore, hints: IDTokenHintVerifier) {
+        self.clients = clients
+        self.hints = hints
+    }
 
     public func validate(_ parameters: FormParameters) throws -> AuthorizationRequest {
         let (client, redirectURI) = try checkClientAndRedirectURI(parameters)
@@ -43,25 +51,38 @@ public struct AuthorizationRequestValidator {
         } catch let error as OAuthError {
             throw fail(error)
         } catch let error as FormError {
-            throw fail(.invalidRequest(error.code == .repeatedParameter ? "parameter \(error.detail) is repeated" : "malformed parameter"))
+            throw fail(error.asOAuthError)
         }
     }
 
     func checkClientAndRedirectURI(_ parameters: FormParameters) throws -> (Client, String) {
-        guard let clientID = try? parameters.single("client_id") else {
-            throw AuthorizationFailure.errorPage("The request has no valid client_id.")
-        }
+        let clientID = try trustedParameter(parameters, "client_id")
         guard let client = try clients.find(clientID: clientID) else {
-            throw AuthorizationFailure.errorPage("The app that sent you here is not registered with this sign-in service.")
+            throw AuthorizationFailure.errorPage(message: "The app that sent you here is not registered with this sign-in service.",
+                                                 detail: "unknown client_id")
         }
         // OIDC Core §3.1.2.1: redirect_uri is REQUIRED.
-        guard let redirectURI = try? parameters.single("redirect_uri") else {
-            throw AuthorizationFailure.errorPage("The request has no valid redirect_uri.")
-        }
+        let redirectURI = try trustedParameter(parameters, "redirect_uri")
         guard RedirectURIMatcher.matches(requested: redirectURI, registered: client.redirectURIs) else {
-            throw AuthorizationFailure.errorPage("The app asked to return to an address it has not registered.")
+            throw AuthorizationFailure.errorPage(message: "The app asked to return to an address it has not registered.",
+                                                 detail: "redirect_uri is not registered for client \(client.clientID)")
         }
         return (client, redirectURI)
+    }
+
+    /// client_id or redirect_uri: until both are checked nothing may be sent
+    /// back to the client, so every problem with them is an error page that
+    /// says which parameter and what is wrong with it.
+    func trustedParameter(_ parameters: FormParameters, _ name: String) throws -> String {
+        let value: String?
+        do { value = try parameters.single(name) } catch let error as FormError {
+            let problem = error.code == .controlCharacter ? "contains a control character" : "is repeated"
+            throw AuthorizationFailure.errorPage(message: "The request's \(name) \(problem).", detail: error.description)
+        }
+        guard let value else {
+            throw AuthorizationFailure.errorPage(message: "The request has no \(name).", detail: "\(name) missing")
+        }
+        return value
     }
 
     func checkRest(_ parameters: FormParameters, client: Client, redirectURI: String) throws -> AuthorizationRequest {
@@ -74,8 +95,22 @@ public struct AuthorizationRequestValidator {
         let state = try visibleText(parameters, "state", limit: Self.maximumStateBytes)
         let nonce = try visibleText(parameters, "nonce", limit: Self.maximumStateBytes)
         let loginHint = try visibleText(parameters, "login_hint", limit: 254)
+        let expectedSubject = try checkIDTokenHint(parameters)
         return AuthorizationRequest(clientID: client.clientID, redirectURI: redirectURI, scope: scope, state: state, nonce: nonce,
-                                    codeChallenge: codeChallenge, prompt: prompt, maxAge: maxAge, loginHint: loginHint)
+                                    codeChallenge: codeChallenge, prompt: prompt, maxAge: maxAge, loginHint: loginHint,
+                                    expectedSubject: expectedSubject)
+    }
+
+    /// OIDC Core §3.1.2.1 id_token_hint: "ID Token previously issued by the
+    /// Authorization Server being passed as a hint about the End-User's
+    /// current or past authenticated session with the Client." Ours (our
+    /// signature and `iss`; an expired one still names its user), then its
+    /// `sub` is the only user this request may be answered for.
+    func checkIDTokenHint(_ parameters: FormParameters) throws -> String? {
+        guard let token = try parameters.single("id_token_hint") else { return nil }
+        do { return try hints.verify(token).subject } catch let rejection as TokenRejection {
+            throw OAuthError.invalidRequest("id_token_hint is not an ID token from this issuer", detail: "id_token_hint \(rejection)")
+        }
     }
 
     /// OIDC Core §6: request objects are optional; refuse them explicitly
@@ -98,12 +133,9 @@ public struct AuthorizationRequestValidator {
     /// OIDC Core §3.1.2.1: "openid" MUST be present.
     func checkScope(_ parameters: FormParameters, client: Client) throws -> [String] {
         guard let text = try parameters.single("scope") else { throw OAuthError(.invalidScope, "scope is required and must include openid") }
-        var scope: [String] = []
-        for token in text.split(separator: " ", omittingEmptySubsequences: true).map(String.init) where !scope.contains(token) {
-            scope.append(token)
-        }
+        let scope = try ScopeParameter.parse(text)
         guard scope.contains("openid") else { throw OAuthError(.invalidScope, "scope must include openid") }
-        guard scope.allSatisfy(client.scopes.contains) else { throw OAuthError(.invalidScope, "scope includes values this client may not request") }
+        try ScopeParameter.checkAllowed(scope, for: client)
         return scope
     }
 
@@ -121,11 +153,24 @@ public struct AuthorizationRequestValidator {
 
     /// OIDC Core §3.1.2.1: "If this parameter contains none with any other
     /// value, an error is returned."
+    ///
+    /// consent: "The Authorization Server SHOULD prompt the End-User for
+    /// consent before returning information to the Client. If it cannot
+    /// obtain consent, it MUST return an error, typically consent_required."
+    /// Gatehouse has no consent page (its clients are the vendor's own,
+    /// registered by the operator), so it cannot: consent_required.
+    /// select_account is met by the sign-in page, where the user chooses the
+    /// account by signing in with it (AuthorizeResponder), never silently.
     func checkPrompt(_ parameters: FormParameters) throws -> Set<String> {
         guard let text = try parameters.single("prompt") else { return [] }
         let values = Set(text.split(separator: " ").map(String.init))
-        guard values.isSubset(of: ["none", "login", "consent", "select_account"]) else { throw OAuthError.invalidRequest("unknown prompt value") }
+        if let unknown = values.subtracting(["none", "login", "consent", "select_account"]).sorted().first {
+            throw OAuthError.invalidRequest("unknown prompt value", detail: "prompt value \(unknown.prefix(32).debugDescription)")
+        }
         if values.contains("none") && values.count > 1 { throw OAuthError.invalidRequest("prompt=none cannot be combined with other values") }
+        if values.contains("consent") {
+            throw OAuthError(.consentRequired, "this server has no consent page; the app is approved by its registration")
+        }
         return values
     }
 

@@ -32,15 +32,15 @@ public final class PendingAuthorizationStore {
         try database.execute("DELETE FROM pending_authorizations WHERE expires_at <= ?", [.integer(now)])
         try database.execute("""
             INSERT INTO pending_authorizations (secret_hash, form_token_hash, client_id, redirect_uri, scope, state, nonce,
-                code_challenge, max_age, replaces_sid, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                code_challenge, max_age, replaces_sid, created_at, expires_at, expected_subject) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.blob(SecretHash.of(cookieSecret)), .blob(SecretHash.of(formToken)), .text(request.clientID), .text(request.redirectURI),
                   .text(request.scope.joined(separator: " ")), SQLiteValue(request.state), SQLiteValue(request.nonce),
                   .text(request.codeChallenge), request.maxAge.map { .integer(Int64($0)) } ?? .null, SQLiteValue(replacesSID),
-                  .integer(now), .integer(now + Int64(Self.lifetime))])
+                  .integer(now), .integer(now + Int64(Self.lifetime)), SQLiteValue(request.expectedSubject)])
         return (cookieSecret, formToken)
     }
 
-    static let columns = "client_id, redirect_uri, scope, state, nonce, code_challenge, max_age, replaces_sid, form_token_hash"
+    static let columns = "client_id, redirect_uri, scope, state, nonce, code_challenge, max_age, replaces_sid, form_token_hash, expected_subject"
 
     public func find(cookieSecret: String) throws -> PendingAuthorization? {
         guard !cookieSecret.isEmpty, cookieSecret.utf8.count <= 128 else { return nil }
@@ -59,7 +59,7 @@ public final class PendingAuthorizationStore {
         let request = AuthorizationRequest(
             clientID: row.string(0), redirectURI: row.string(1), scope: row.string(2).split(separator: " ").map(String.init),
             state: row.optionalString(3), nonce: row.optionalString(4), codeChallenge: row.string(5), prompt: [],
-            maxAge: row.optionalInt(6).map(Int.init), loginHint: nil)
+            maxAge: row.optionalInt(6).map(Int.init), loginHint: nil, expectedSubject: row.optionalString(9))
         return PendingAuthorization(request: request, formTokenHash: row.bytes(8), replacesSID: row.optionalString(7))
     }
 }

@@ -11,7 +11,9 @@ import SSOCore
 
 enum FuzzAuthorize {
     static let clients = ClientStore(database: FuzzIssuer.shared.database)
-    static let validator = AuthorizationRequestValidator(clients: clients)
+    static let validator = AuthorizationRequestValidator(
+        clients: clients, hints: IDTokenHintVerifier(issuer: FuzzIssuer.shared.config.issuer, keys: PublishedSigningKeyCache(
+            store: SigningKeyStore(config: FuzzIssuer.shared.config, database: FuzzIssuer.shared.database))))
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
