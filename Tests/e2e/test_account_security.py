@@ -248,15 +248,17 @@ def test_wrong_codes_lock_the_account_like_wrong_passwords(stack):
     wrong = str((int(totp(secret)) + 500000) % 1000000).zfill(6)
     assert [error_of(post_code(stack, http, login_page, wrong)) for _ in range(ACCOUNT_LIMIT)] == ["invalid_code"] * ACCOUNT_LIMIT
     locked = post_code(stack, http, login_page, totp(secret))
-    assert locked.headers["Location"] == code_page(login_page, "too_many_attempts")
-    assert "Too many attempts" in http.get(stack.issuer + locked.headers["Location"]).text
+    assert locked.headers["Location"] == code_page(login_page, "too_many_attempts") + "&retry_minutes=1"
+    assert "Too many attempts. Try again in a minute." in http.get(stack.issuer + locked.headers["Location"]).text
     assert error_of(post_password(stack, http, login_page, email, password)) == "too_many_attempts"
     assert "sso_session" not in http.cookies
 
 
 @pytest.mark.parametrize("error, message", [
     ("invalid_code", "That code is not right. Try the current one."),
-    ("too_many_attempts", "Too many attempts. Wait a minute and try again."),
+    ("too_many_attempts", "Too many attempts. Try again later."),
+    ("too_many_attempts&retry_minutes=1", "Too many attempts. Try again in a minute."),
+    ("too_many_attempts&retry_minutes=42", "Too many attempts. Try again in 42 minutes."),
     ("expired", "This step timed out. Sign in again with your password."),
 ])
 def test_the_code_page_announces_each_error(stack, http, error, message):
@@ -306,13 +308,35 @@ def test_five_failures_lock_the_account_and_then_even_the_right_password_is_refu
     errors = [error_of(post_password(stack, http, login_page, email, "wrong " + password)) for _ in range(ACCOUNT_LIMIT)]
     assert errors == ["invalid_credentials"] * ACCOUNT_LIMIT
     locked = post_password(stack, http, login_page, email.upper(), password)
-    assert locked.headers["Location"] == login_page + "&error=too_many_attempts"
+    assert locked.headers["Location"] == login_page + "&error=too_many_attempts&retry_minutes=1"
     assert "sso_session" not in http.cookies
-    assert "Too many attempts" in http.get(stack.issuer + locked.headers["Location"]).text
+    assert "Too many attempts. Try again in a minute." in http.get(stack.issuer + locked.headers["Location"]).text
     # Another client address does not help: the lock is on the account.
     elsewhere = client(stack, fresh_address())
     _, other_page = start(stack, elsewhere)
     assert error_of(post_password(stack, elsewhere, other_page, email, password)) == "too_many_attempts"
+
+
+def test_a_nul_byte_variant_of_a_locked_email_is_refused_and_signs_nobody_in(stack):
+    """The outside review's high finding, through nginx: `alice@…%00anything`
+    had a lock counter of its own, and SQLite (bound with length -1) found
+    alice, so the right password signed in while the account was locked."""
+    email, password, _ = new_user(stack)
+    http = client(stack, fresh_address())
+    app, login_page = start(stack, http)
+    for _ in range(ACCOUNT_LIMIT):
+        post_password(stack, http, login_page, email, "wrong " + password)
+    before = rows(stack, "SELECT key_hash, failures, locked_until FROM login_throttle ORDER BY key_hash")
+    for suffix in ("%00anything", "%00", "%0A", "%C2%85"):
+        body = f"req={query(login_page)['req']}&email={email.replace('@', '%40')}{suffix}&password={password}"
+        refused = http.post(stack.issuer + "/login", data=body, allow_redirects=False,
+                            headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert refused.status_code == 400, (suffix, refused.status_code, refused.text[:200])
+        assert "control character" in refused.text
+        assert "sso_session" not in http.cookies
+    assert rows(stack, "SELECT key_hash, failures, locked_until FROM login_throttle ORDER BY key_hash") == before, \
+        "no counter was made or moved"
+    assert error_of(post_password(stack, http, login_page, email, password)) == "too_many_attempts"
 
 
 def test_an_unknown_email_locks_the_same_way(stack):

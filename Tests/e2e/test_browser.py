@@ -430,7 +430,11 @@ def test_the_login_page_has_labelled_fields_no_inline_script_and_no_csp_violatio
 
 @pytest.mark.parametrize("error, message", [
     ("invalid_credentials", "Wrong email or password."),
-    ("too_many_attempts", "Too many attempts. Wait a minute and try again."),
+    ("too_many_attempts&retry_minutes=1", "Too many attempts. Try again in a minute."),
+    ("too_many_attempts&retry_minutes=60", "Too many attempts. Try again in 60 minutes."),
+    # Only the numbers the lock can have are shown; anything else reads "later".
+    ("too_many_attempts&retry_minutes=61", "Too many attempts. Try again later."),
+    ("too_many_attempts&retry_minutes=%3Cb%3E", "Too many attempts. Try again later."),
     ("expired", "This sign-in request expired. Go back to the app and start again."),
 ])
 def test_each_login_error_is_announced(stack, browser, error, message):
