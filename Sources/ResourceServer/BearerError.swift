@@ -1,7 +1,7 @@
 import SSOCore
 
 /// Why a protected resource refused a request, and the one place that turns
-/// that into the wire format of CONTRACT.md and RFC 6750 §3.
+/// that into the wire format of docs/API.md ("Resource servers") and RFC 6750 §3.
 ///
 /// `description` goes to the client (body and challenge); `detail` only to
 /// the log. Neither ever holds the token.
@@ -60,7 +60,7 @@ public struct BearerError: Error, CustomStringConvertible {
             BearerSyntax.challenge(realm: realm, error: "insufficient_scope", scope: requiredScope)
         // RFC 6750 §3.1 invalid_token: "The access token provided is expired,
         // revoked, malformed, or invalid for other reasons." A token for
-        // another audience is such a token (sent with 403 per CONTRACT.md).
+        // another audience is such a token (sent with 403 per docs/API.md).
         default:
             BearerSyntax.challenge(realm: realm, error: "invalid_token", description: description)
         }

@@ -31,7 +31,11 @@ def test_the_readme_walkthrough_works_verbatim(stack, tmp_path):
     assert '"source":"ServerB"' in lines[4]
     assert lines[5].startswith("myapp:auth/callback?code="), "SSO: no login page the second time"
     assert '"refresh_token":"' in lines[6] and '"token_type":"Bearer"' in lines[6], "refresh"
-    assert lines[7] == "myapp:auth/logout?state=bye", "logout returns to the app"
+    assert lines[7] == "the old refresh token is spent: a retry gets the same successor", "rotation"
+    assert lines[8] == "myapp:auth/logout?state=bye", "logout returns to the app"
+    assert '"error":"invalid_grant"' in lines[9], "after logout the refresh token is refused"
+    assert lines[10].startswith(stack.issuer + "/login.html?req="), "after logout /authorize asks for a login"
+    assert len(lines) == 11, lines[11:]
 
 
 def test_the_readme_native_sso_walkthrough_works_verbatim(stack, tmp_path):

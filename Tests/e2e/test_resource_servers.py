@@ -1,5 +1,5 @@
 """Resource servers A and B through nginx and TLS: offline RS256 validation
-against the issuer's JWKS, and the RFC 6750 failures of CONTRACT.md.
+against the issuer's JWKS, and the RFC 6750 failures of docs/API.md (Resource servers).
 
 Tokens are minted here with the issuer's private key (as the token endpoint
 would), or with other keys and headers to forge every kind of bad token."""

@@ -1,6 +1,6 @@
 import SSOCore
 
-/// The demo clients and user of CONTRACT.md, created on first start only.
+/// The demo clients and user of docs/DESIGN.md ("Demo data"), created on first start only.
 public enum DemoData {
     public static let clientIDs = ["mobile-app-001", "mobile-app-002"]
     public static let email = "alice@example.com"

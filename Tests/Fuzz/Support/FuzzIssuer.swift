@@ -4,7 +4,7 @@ import Glibc
 import SSOCore
 
 /// One temporary issuer home per fuzzing process: migrated SQLite database
-/// with the demo clients of CONTRACT.md (DemoData), removed at exit.
+/// with the demo clients of docs/DESIGN.md (DemoData), removed at exit.
 /// Created once, not per input: opening and migrating costs milliseconds.
 enum FuzzIssuer {
     nonisolated(unsafe) static var homePath = ""
