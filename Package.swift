@@ -29,9 +29,13 @@ let package = Package(
         .systemLibrary(name: "CFastCGI", pkgConfig: "fcgi", providers: [.apt(["libfcgi-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "SSOCore", dependencies: ["CFastCGI", "COpenSSL", "CSQLite"]),
         .target(name: "AuthServer", dependencies: ["SSOCore"]),
         .target(name: "ResourceServer", dependencies: ["SSOCore"]),
+        // libpq behind one small owned wrapper (prepared statements, binary
+        // parameters, bounded waits, reconnect with backoff).
+        .target(name: "PostgreSQLClient", dependencies: ["CPostgreSQL", "SSOCore"]),
         .executableTarget(name: "jwks", dependencies: ["SSOCore", "AuthServer"]),
         .executableTarget(name: "discovery", dependencies: ["SSOCore", "AuthServer"]),
         .executableTarget(name: "hello-fcgi", dependencies: ["SSOCore"]),
@@ -58,6 +62,7 @@ let package = Package(
         .testTarget(name: "SSOCoreTests", dependencies: ["SSOCore"]),
         .testTarget(name: "AuthServerTests", dependencies: ["AuthServer", "SSOCore"]),
         .testTarget(name: "ResourceServerTests", dependencies: ["ResourceServer", "SSOCore"]),
+        .testTarget(name: "PostgreSQLClientTests", dependencies: ["PostgreSQLClient", "SSOCore"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -15,4 +15,12 @@ public struct MonotonicDeadline: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         return now >= uptimeNanoseconds ? 0 : Double(uptimeNanoseconds - now) / 1e9
     }
+
+    public init(milliseconds: Int) { self.init(seconds: Double(milliseconds) / 1000) }
+
+    /// 0 once the deadline has passed, rounded up otherwise.
+    public var remainingMilliseconds: Int { Int((remainingSeconds * 1000).rounded(.up)) }
+
+    /// Milliseconds on the monotonic clock, for backoffs.
+    public static func nowMilliseconds() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
 }
