@@ -75,7 +75,7 @@ final class DoctorTests: XCTestCase {
         XCTAssertEqual(try status("nginx.config", findings), .warn)
         XCTAssertEqual(try status("tls.certificate", findings), .warn)
         XCTAssertEqual(try finding("database.integrity", findings).line, "ok  database.integrity  PRAGMA integrity_check: ok")
-        XCTAssertEqual(try finding("database.schema", findings).detail, "issuer schema version 5, up to date")
+        XCTAssertEqual(try finding("database.schema", findings).detail, "issuer schema version 6, up to date")
         XCTAssertTrue(try finding("keys.private-key", findings).detail.hasSuffix("mode 0600, RSA-2048, matches its kid"))
     }
 
@@ -148,7 +148,7 @@ final class DoctorTests: XCTestCase {
         try issuer.database.execute("UPDATE schema_migrations SET version = 3 WHERE component = 'issuer'")
         var schema = try finding("database.schema", diagnose())
         XCTAssertEqual(schema.status, .fail)
-        XCTAssertEqual(schema.detail, "issuer schema version 3, this build expects 5: run ssoctl setup")
+        XCTAssertEqual(schema.detail, "issuer schema version 3, this build expects 6: run ssoctl setup")
         try issuer.database.execute("UPDATE schema_migrations SET version = 9 WHERE component = 'issuer'")
         schema = try finding("database.schema", diagnose())
         XCTAssertEqual(schema.status, .fail)

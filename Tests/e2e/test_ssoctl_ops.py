@@ -29,7 +29,7 @@ def test_doctor_passes_on_the_running_stack(stack):
     lines = result.stdout.splitlines()
     assert "ok  database.integrity  PRAGMA integrity_check: ok" in lines
     assert f"ok  nginx.config  nginx -t accepts {stack.home}/nginx/nginx.conf" in lines
-    assert "ok  database.schema  issuer schema version 5, up to date" in lines
+    assert "ok  database.schema  issuer schema version 6, up to date" in lines
     assert "ok  database.journal  WAL" in lines
     kid = active_kid(stack)
     key = os.path.join(stack.home, "keys", kid + ".pem")

@@ -61,10 +61,11 @@ public final class AuthorizationCodeGrant {
                 }
                 // Native SSO §3.1: with the device_sso scope "the Authorization
                 // Server ... return[s] a device_secret" (paraphrased), bound to
-                // this session; it lives no longer than the session.
+                // this session; it lives no longer than the session. It records
+                // what this sign-in granted: a token exchange never gets more.
                 let deviceSecret = record.scope.contains("device_sso")
                     ? try deviceSecrets.issue(sid: record.sid, userID: user.id, clientID: client.clientID, deviceID: deviceID,
-                                              codeHash: SecretHash.of(code), expiresAt: session.expiresAt).secret
+                                              scope: record.scope, codeHash: SecretHash.of(code), expiresAt: session.expiresAt).secret
                     : nil
                 try codes.recordIssued(code: code, familyID: familyID, jti: jti)
                 return (record, user, refreshToken, deviceSecret)

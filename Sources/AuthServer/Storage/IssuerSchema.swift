@@ -12,6 +12,7 @@ public enum IssuerSchema {
         IssuerMigrations.refreshRotation,
         IssuerMigrations.accountSecurity,
         IssuerMigrations.nativeSSO,
+        IssuerMigrations.nativeSSOOptIn,
     ]
 
     /// Opens the issuer database and brings its schema up to date.
