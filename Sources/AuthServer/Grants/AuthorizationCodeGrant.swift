@@ -10,6 +10,7 @@ public final class AuthorizationCodeGrant {
     let users: UserStore
     let sessions: SSOSessionStore
     let deviceSecrets: DeviceSecretStore
+    let deviceIDBinding: DeviceIDBinding
     let issuer: TokenIssuer
     let clock: Clock
 
@@ -24,6 +25,7 @@ public final class AuthorizationCodeGrant {
         users = UserStore(database: database, clock: clock)
         sessions = SSOSessionStore(database: database, clock: clock)
         deviceSecrets = DeviceSecretStore(database: database, clock: clock)
+        deviceIDBinding = DeviceIDBinding(groups: NativeSSOGroupStore(database: database))
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
@@ -35,7 +37,8 @@ public final class AuthorizationCodeGrant {
         // RFC 7636 §4.1: code-verifier = 43*128unreserved.
         guard PKCE.isValidVerifier(verifier) else { throw OAuthError.invalidRequest("code_verifier must be 43 to 128 unreserved characters") }
         guard code.utf8.count <= 128 else { throw OAuthError.invalidGrant("the code is invalid, expired or already used") }
-        // Native SSO seed profile: the device id the ID token gets bound to (di_hash).
+        // Native SSO seed profile: the device id the ID token may get bound
+        // to (di_hash; DeviceIDBinding decides).
         let deviceID = try DeviceIDParameter.parse(form)
 
         let jti = SecureRandom.token(byteCount: 16)
@@ -83,9 +86,9 @@ public final class AuthorizationCodeGrant {
         var grant = TokenGrant(user: issued.user, clientID: client.clientID, scope: issued.record.scope, sid: issued.record.sid,
                                authTime: issued.record.authTime, nonce: issued.record.nonce, jti: jti, amr: issued.record.amr)
         // Native SSO §3.4.1: ds_hash and sid bind the ID token to the device
-        // secret; the seed profile's di_hash to the device id.
+        // secret; the seed profile's di_hash to the device id, where allowed.
         grant.dsHash = issued.deviceSecret.map(NativeSSOHash.of)
-        grant.diHash = deviceID.map(NativeSSOHash.of)
+        grant.diHash = try deviceIDBinding.diHash(deviceID: deviceID, grantedScope: issued.record.scope, client: client)
         let tokens = try issuer.sign(grant)
         var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
                                      refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: grant.scope.joined(separator: " "))
