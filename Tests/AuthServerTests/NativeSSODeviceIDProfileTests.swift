@@ -4,7 +4,8 @@ import XCTest
 import SSOCore
 
 /// The seed (`device_id`) profile after the outside review: `di_hash` only
-/// for a `device_sso` sign-in of a group that switched the profile on.
+/// for a `device_sso` sign-in of a group that switched the profile on, and a
+/// device-id exchange only with an unexpired ID token of such a sign-in.
 final class NativeSSODeviceIDProfileTests: NativeSSOTestCase {
 
     // MARK: di_hash in the code and refresh grants
@@ -61,5 +62,53 @@ final class NativeSSODeviceIDProfileTests: NativeSSOTestCase {
         let refreshed = App1SignIn(idToken: try XCTUnwrap(on["id_token"] as? String), deviceSecret: app1.deviceSecret, deviceID: Self.deviceID,
                                    refreshToken: "", sessionSecret: app1.sessionSecret, sid: app1.sid)
         XCTAssertEqual(harness.tokenPOST(exchangeParameters(refreshed, clientID: "acme-two", secretProfile: false)).status, 200)
+    }
+
+    // MARK: The device-id exchange
+
+    func testSeedExchangeIsRefusedWhileTheSwitchIsOff() throws {
+        let app1 = try signInApp1()
+        try switchDeviceIDProfile(false)
+        try assertRefused("seed profile switched off after the sign-in", exchangeParameters(app1, secretProfile: false), error: "invalid_grant",
+                          description: "the device_id profile is not switched on for this native SSO group")
+        XCTAssertEqual(harness.tokenPOST(exchangeParameters(app1)).status, 200, "the device_secret profile does not depend on the switch")
+        try switchDeviceIDProfile(true)
+        XCTAssertEqual(harness.tokenPOST(exchangeParameters(app1, secretProfile: false)).status, 200)
+    }
+
+    func testSeedExchangeIsRefusedForASignInWithoutDeviceSSO() throws {
+        // Another session on the device did grant device_sso, with the same
+        // device id: it does not vouch for this one.
+        _ = try signInApp1()
+        let signIn = try harness.signIn()
+        let body = harness.tokenPOST(H.codeExchange(code: signIn.code).adding("device_id", Self.deviceID)).jsonObject()
+        let idToken = try XCTUnwrap(body["id_token"] as? String)
+        let sid = try XCTUnwrap(harness.verifiedJWT(idToken).claims["sid"] as? String)
+        // Before the fix the code grant put di_hash into such an ID token;
+        // those are still validly signed.
+        let issuedBeforeTheFix = try resigned(idToken) { $0["di_hash"] = NativeSSOHash.of(Self.deviceID) }
+        let app1 = App1SignIn(idToken: issuedBeforeTheFix, deviceSecret: "", deviceID: Self.deviceID, refreshToken: "",
+                              sessionSecret: signIn.sessionSecret, sid: sid)
+        try assertRefused("device id of a sign-in without device_sso", exchangeParameters(app1, secretProfile: false), error: "invalid_grant",
+                          description: "no live device_sso sign-in with this device id in the ID token's session")
+    }
+
+    func testSeedExchangeNeedsTheDeviceIDTheSignInRecorded() throws {
+        let app1 = try signInApp1()
+        let spoofed = App1SignIn(idToken: try resigned(app1.idToken) { $0["di_hash"] = NativeSSOHash.of("spoofed-device") },
+                                 deviceSecret: app1.deviceSecret, deviceID: "spoofed-device", refreshToken: "",
+                                 sessionSecret: app1.sessionSecret, sid: app1.sid)
+        try assertRefused("di_hash of a device id the sign-in did not record", exchangeParameters(spoofed, secretProfile: false),
+                          error: "invalid_grant", description: "no live device_sso sign-in with this device id in the ID token's session")
+    }
+
+    func testSeedExchangeNeedsAnUnexpiredIDTokenTheDeviceSecretProfileDoesNot() throws {
+        let app1 = try signInApp1()
+        clock.advance(Int64(issuer.config.idTokenLifetime) - 1)
+        XCTAssertEqual(harness.tokenPOST(exchangeParameters(app1, secretProfile: false)).status, 200, "one second before exp")
+        clock.advance(1)
+        try assertRefused("expired ID token with a device id", exchangeParameters(app1, secretProfile: false), error: "invalid_grant",
+                          description: "the ID token has expired; the device_id profile needs an unexpired one")
+        XCTAssertEqual(harness.tokenPOST(exchangeParameters(app1)).status, 200, "the device secret is the proof: exp does not matter")
     }
 }
