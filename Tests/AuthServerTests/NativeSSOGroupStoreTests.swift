@@ -63,8 +63,10 @@ final class NativeSSOGroupStoreTests: XCTestCase {
             XCTAssertThrowsError(try groups.group(named: name), name.debugDescription)
         }
         XCTAssertEqual(try snapshot(), before)
-        XCTAssertThrowsError(try groups.group(named: "no-such-group")) { error in
-            XCTAssertEqual("\(error)", "unknown native SSO group no-such-group: no client is in it")
+        for attempt in [{ try self.groups.group(named: "no-such-group") }, { try self.groups.setAllowsDeviceID(true, group: "no-such-group") }] {
+            XCTAssertThrowsError(try attempt()) { error in
+                XCTAssertEqual("\(error)", "unknown native SSO group no-such-group: no client is in it")
+            }
         }
     }
 

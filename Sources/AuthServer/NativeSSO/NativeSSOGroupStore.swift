@@ -54,13 +54,12 @@ public final class NativeSSOGroupStore {
     public func setAllowsDeviceID(_ allowed: Bool, group name: String) throws -> NativeSSOGroup {
         try ClientStore.validate(clientID: name, what: "native SSO group")
         return try database.transaction {
-            guard try find(name: name) != nil else { throw Self.unknown(name) }
+            guard let group = try find(name: name) else { throw Self.unknown(name) }
             try database.execute("""
                 INSERT INTO native_sso_groups (name, allow_device_id) VALUES (?, ?)
                 ON CONFLICT (name) DO UPDATE SET allow_device_id = excluded.allow_device_id
                 """, [.text(name), .integer(allowed ? 1 : 0)])
-            guard let group = try find(name: name) else { throw ValidationError("native SSO group \(name) vanished") }
-            return group
+            return NativeSSOGroup(name: name, members: group.members, allowsDeviceID: allowed)
         }
     }
 
