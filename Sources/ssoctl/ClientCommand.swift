@@ -3,7 +3,8 @@ import AuthServer
 
 struct ClientCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "client", abstract: "Register and list OAuth clients.", subcommands: [Add.self, List.self])
+        commandName: "client", abstract: "Register and list OAuth clients; show and configure native SSO groups.",
+        subcommands: [Add.self, List.self, ClientGroupCommand.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(

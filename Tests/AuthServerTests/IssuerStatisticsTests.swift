@@ -103,10 +103,10 @@ final class IssuerStatisticsTests: SignInTestCase {
 
     func testLiveDeviceSecrets() throws {
         let devices = DeviceSecretStore(database: issuer.database, clock: clock.clock)
-        _ = try devices.issue(sid: "s1", userID: harness.alice.id, clientID: "mobile-app-001", deviceID: nil, codeHash: nil,
-                              expiresAt: clock.now + 1000)
-        _ = try devices.issue(sid: "s2", userID: harness.alice.id, clientID: "mobile-app-002", deviceID: "d", codeHash: nil,
-                              expiresAt: clock.now + 10)
+        _ = try devices.issue(sid: "s1", userID: harness.alice.id, clientID: "mobile-app-001", deviceID: nil, scope: ["openid", "device_sso"],
+                              codeHash: nil, expiresAt: clock.now + 1000)
+        _ = try devices.issue(sid: "s2", userID: harness.alice.id, clientID: "mobile-app-002", deviceID: "d", scope: ["openid", "device_sso"],
+                              codeHash: nil, expiresAt: clock.now + 10)
         XCTAssertEqual(try stats().liveDeviceSecrets, 2)
         try devices.revokeAll(sid: "s1")
         XCTAssertEqual(try stats().liveDeviceSecrets, 1)

@@ -212,8 +212,10 @@ final class NativeSSOTests: NativeSSOTestCase {
         let app1 = try signInApp1()
         try harness.database.execute("UPDATE device_secrets SET revoked_at = ?", [.integer(clock.now)])
         try assertRefused("revoked device secret", exchangeParameters(app1), error: "invalid_grant")
-        // The seed profile has no stored secret: the device id still works.
-        XCTAssertEqual(harness.tokenPOST(exchangeParameters(app1, secretProfile: false)).status, 200)
+        // The seed profile stands on the same row (the device_sso sign-in that
+        // recorded the device id): revoked with it.
+        try assertRefused("device id of a revoked sign-in", exchangeParameters(app1, secretProfile: false), error: "invalid_grant",
+                          description: "no live device_sso sign-in with this device id in the ID token's session")
     }
 
     // MARK: Session end kills everything

@@ -10,6 +10,7 @@ public final class AuthorizationCodeGrant {
     let users: UserStore
     let sessions: SSOSessionStore
     let deviceSecrets: DeviceSecretStore
+    let deviceIDBinding: DeviceIDBinding
     let issuer: TokenIssuer
     let clock: Clock
 
@@ -24,6 +25,7 @@ public final class AuthorizationCodeGrant {
         users = UserStore(database: database, clock: clock)
         sessions = SSOSessionStore(database: database, clock: clock)
         deviceSecrets = DeviceSecretStore(database: database, clock: clock)
+        deviceIDBinding = DeviceIDBinding(groups: NativeSSOGroupStore(database: database))
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
@@ -35,7 +37,8 @@ public final class AuthorizationCodeGrant {
         // RFC 7636 §4.1: code-verifier = 43*128unreserved.
         guard PKCE.isValidVerifier(verifier) else { throw OAuthError.invalidRequest("code_verifier must be 43 to 128 unreserved characters") }
         guard code.utf8.count <= 128 else { throw OAuthError.invalidGrant("the code is unknown", detail: "code longer than 128 bytes") }
-        // Native SSO seed profile: the device id the ID token gets bound to (di_hash).
+        // Native SSO seed profile: the device id the ID token may get bound
+        // to (di_hash; DeviceIDBinding decides).
         let deviceID = try DeviceIDParameter.parse(form)
 
         let jti = SecureRandom.token(byteCount: 16)
@@ -61,10 +64,11 @@ public final class AuthorizationCodeGrant {
                 }
                 // Native SSO §3.1: with the device_sso scope "the Authorization
                 // Server ... return[s] a device_secret" (paraphrased), bound to
-                // this session; it lives no longer than the session.
+                // this session; it lives no longer than the session. It records
+                // what this sign-in granted: a token exchange never gets more.
                 let deviceSecret = record.scope.contains("device_sso")
                     ? try deviceSecrets.issue(sid: record.sid, userID: user.id, clientID: client.clientID, deviceID: deviceID,
-                                              codeHash: SecretHash.of(code), expiresAt: session.expiresAt).secret
+                                              scope: record.scope, codeHash: SecretHash.of(code), expiresAt: session.expiresAt).secret
                     : nil
                 try codes.recordIssued(code: code, familyID: familyID, jti: jti)
                 return (record, user, refreshToken, deviceSecret)
@@ -82,9 +86,9 @@ public final class AuthorizationCodeGrant {
         var grant = TokenGrant(user: issued.user, clientID: client.clientID, scope: issued.record.scope, sid: issued.record.sid,
                                authTime: issued.record.authTime, nonce: issued.record.nonce, jti: jti, amr: issued.record.amr)
         // Native SSO §3.4.1: ds_hash and sid bind the ID token to the device
-        // secret; the seed profile's di_hash to the device id.
+        // secret; the seed profile's di_hash to the device id, where allowed.
         grant.dsHash = issued.deviceSecret.map(NativeSSOHash.of)
-        grant.diHash = deviceID.map(NativeSSOHash.of)
+        grant.diHash = try deviceIDBinding.diHash(deviceID: deviceID, grantedScope: issued.record.scope, client: client)
         let tokens = try issuer.sign(grant)
         var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
                                      refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: grant.scope.joined(separator: " "))

@@ -7,6 +7,7 @@ public final class RefreshTokenGrant {
     let users: UserStore
     let sessions: SSOSessionStore
     let deviceSecrets: DeviceSecretStore
+    let deviceIDBinding: DeviceIDBinding
     let issuer: TokenIssuer
 
     public init(config: GatehouseConfig, database: SQLiteDatabase, issuer: TokenIssuer, sealingKey: [UInt8], clock: @escaping Clock = systemClock) {
@@ -16,6 +17,7 @@ public final class RefreshTokenGrant {
         users = UserStore(database: database, clock: clock)
         sessions = SSOSessionStore(database: database, clock: clock)
         deviceSecrets = DeviceSecretStore(database: database, clock: clock)
+        deviceIDBinding = DeviceIDBinding(groups: NativeSSOGroupStore(database: database))
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
@@ -53,12 +55,23 @@ public final class RefreshTokenGrant {
                                nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: session.amr)
         let deviceSecret = try deviceSecret(presented: presentedDeviceSecret, record: record, clientID: client.clientID)
         grant.dsHash = deviceSecret.record?.dsHash
-        grant.diHash = deviceID.map(NativeSSOHash.of)
+        grant.diHash = try diHash(deviceID: deviceID, deviceSecret: deviceSecret.record, record: record, client: client)
         let tokens = try issuer.sign(grant)
         var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
                                      refresh_token: successor, id_token: tokens.idToken, scope: scope.joined(separator: " "))
         body.device_secret = deviceSecret.echoed
         return body
+    }
+
+    /// The seed profile's `di_hash` on a refreshed ID token: where the code
+    /// grant would put it (DeviceIDBinding, judged on the refresh token's
+    /// original scope), and only for the device id the sign-in recorded with
+    /// the device secret whose `ds_hash` this ID token carries. Any other
+    /// device id could never pass a token exchange (NativeSSOChecks), so it
+    /// is not put into an ID token either.
+    func diHash(deviceID: String?, deviceSecret: DeviceSecretRecord?, record: RefreshTokenRecord, client: Client) throws -> String? {
+        guard let deviceID, deviceSecret?.deviceID == deviceID else { return nil }
+        return try deviceIDBinding.diHash(deviceID: deviceID, grantedScope: record.scope, client: client)
     }
 
     /// Native SSO §3.4.3 lets a refresh return the same device secret or a

@@ -6,10 +6,12 @@ import SSOCore
 /// bound to it (`actor_token`) and gets tokens of its own in the same SSO
 /// session, without a browser.
 ///
-/// The issued refresh token (when `offline_access` is granted, as for the
-/// code grant, OIDC Core §11) is bound to the same `sid`, so ending that
-/// session (logout, `ssoctl sessions revoke`, password change, disabling)
-/// revokes app #2's tokens with app #1's.
+/// The scope is never more than app #1's sign-in granted, nor more than
+/// app #2 is registered for (NativeSSOChecks.scopeBound). The issued
+/// refresh token (only when `offline_access` is within that bound and
+/// granted, as for the code grant, OIDC Core §11) is bound to the same
+/// `sid`, so ending that session (logout, `ssoctl sessions revoke`,
+/// password change, disabling) revokes app #2's tokens with app #1's.
 public final class TokenExchangeGrant {
     let config: GatehouseConfig
     let database: SQLiteDatabase
@@ -25,7 +27,8 @@ public final class TokenExchangeGrant {
         checks = NativeSSOChecks(verifier: NativeSSOSubjectTokenVerifier(issuer: config.issuer, keys: keys),
                                  clients: ClientStore(database: database, clock: clock), users: UserStore(database: database, clock: clock),
                                  sessions: SSOSessionStore(database: database, clock: clock),
-                                 deviceSecrets: DeviceSecretStore(database: database, clock: clock))
+                                 deviceSecrets: DeviceSecretStore(database: database, clock: clock),
+                                 groups: NativeSSOGroupStore(database: database), clock: clock)
         refreshTokens = RefreshTokenStore(database: database, clock: clock)
     }
 

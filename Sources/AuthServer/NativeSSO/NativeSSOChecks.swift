@@ -1,7 +1,7 @@
 import SSOCore
 
 /// The Native SSO processing rules (draft 07 §4.3), each its own check, run
-/// in this order by TokenExchangeGrant after the request's shape passed
+/// in the order of `run` by TokenExchangeGrant after the request's shape passed
 /// (TokenExchangeRequest). They only read; every failure is an OAuthError
 /// and the caller's transaction rolls back, so nothing is ever issued or
 /// changed by a refused exchange.
@@ -19,6 +19,8 @@ public struct NativeSSOChecks {
     let users: UserStore
     let sessions: SSOSessionStore
     let deviceSecrets: DeviceSecretStore
+    let groups: NativeSSOGroupStore
+    let clock: Clock
 
     /// What passed every check: who, in which session, for which scope.
     public struct Outcome {
@@ -32,11 +34,15 @@ public struct NativeSSOChecks {
     /// The checks that read the database; run them inside the transaction
     /// that issues, so a logout cannot slip between check and issue.
     func run(_ request: TokenExchangeRequest, subjectToken: NativeSSOSubjectToken, client: Client) throws -> Outcome {
+        try checkNotOwnIDToken(requesting: client, subjectToken: subjectToken)
         try checkActorBinding(request.actor, subjectToken: subjectToken)
-        if case .deviceSecret(let secret) = request.actor { try checkDeviceSecret(secret, subjectToken: subjectToken) }
         let (user, session) = try checkSession(subjectToken)
-        try checkNativeSSOGroup(requesting: client, original: subjectToken.clientID)
-        let scope = try grantedScope(request.scope, client: client)
+        let original = try checkNativeSSOGroup(requesting: client, original: subjectToken.clientID)
+        let signIn = switch request.actor {
+        case .deviceSecret(let secret): try checkDeviceSecret(secret, subjectToken: subjectToken)
+        case .deviceID(let deviceID): try checkDeviceIDProfile(deviceID, subjectToken: subjectToken, group: original.nativeSSOGroup)
+        }
+        let scope = try grantedScope(request.scope, bound: scopeBound(signIn: signIn, original: original, requesting: client), client: client)
         return Outcome(user: user, session: session, scope: scope)
     }
 
@@ -47,6 +53,16 @@ public struct NativeSSOChecks {
         do { return try verifier.verify(token) } catch is TokenRejection {
             throw Self.refused("subject_token is not a valid ID token from this issuer")
         }
+    }
+
+    // Native SSO (abstract): "a mechanism that allows a mobile app to share
+    // the identity/authentication obtained by a different mobile app".
+    // An app presenting its own ID token already holds its tokens (and a
+    // refresh token if it was granted one); an exchange would only let it
+    // re-mint them, outside rotation and reuse detection. Refused outright
+    // rather than bounded: no app needs it.
+    func checkNotOwnIDToken(requesting client: Client, subjectToken: NativeSSOSubjectToken) throws {
+        guard client.clientID != subjectToken.clientID else { throw Self.refused("an app cannot exchange its own ID token") }
     }
 
     // Native SSO §4.3 (paraphrased): "Verify the binding between the
@@ -65,12 +81,60 @@ public struct NativeSSOChecks {
 
     // Native SSO §4.3 (paraphrased): "Validate the device_secret to ensure
     // it is still valid" (not expired or revoked), and it must belong to the
-    // session the id_token names: a secret from another session (or another
-    // user) proves nothing about this one.
-    func checkDeviceSecret(_ secret: String, subjectToken: NativeSSOSubjectToken) throws {
-        guard let record = try deviceSecrets.live(secret: secret), record.sid == subjectToken.sid else {
+    // session the id_token names and the app it was issued with: a secret
+    // from another session (or another user) proves nothing about this one.
+    // Its row also says what that sign-in granted (scopeBound).
+    func checkDeviceSecret(_ secret: String, subjectToken: NativeSSOSubjectToken) throws -> DeviceSecretRecord {
+        guard let record = try deviceSecrets.live(secret: secret), record.sid == subjectToken.sid,
+              record.clientID == subjectToken.clientID else {
             throw Self.refused("the device secret is invalid, revoked or not bound to this session")
         }
+        return record
+    }
+
+    /// The seed profile (Native SSO draft 00–03: the device id as actor
+    /// token, bound by `di_hash`). A device id is an identifier, not a
+    /// secret, so it counts only where it was switched on, only with a
+    /// fresh ID token, and only for a sign-in that granted `device_sso`.
+    func checkDeviceIDProfile(_ deviceID: String, subjectToken: NativeSSOSubjectToken, group: String?) throws -> DeviceSecretRecord {
+        try checkDeviceIDProfileSwitchedOn(group: group)
+        try checkUnexpiredForDeviceID(subjectToken)
+        return try checkDeviceIDSignIn(deviceID, subjectToken: subjectToken)
+    }
+
+    // Native SSO draft 07 §3.2 (paraphrased): the device_secret is an opaque
+    // value the AS issues and protects; the seed drafts' device id, which
+    // it replaced, is chosen and known by the apps. So the seed profile is
+    // an opt-in per group, off unless an administrator switched it on
+    // (`ssoctl client group NAME --allow-device-id`; NativeSSOGroupStore,
+    // read per request).
+    func checkDeviceIDProfileSwitchedOn(group: String?) throws {
+        guard try groups.allowsDeviceID(group: group) else {
+            throw Self.refused("the device_id profile is not switched on for this native SSO group")
+        }
+    }
+
+    // OIDC Core §3.1.3.7 step 9: "The current time MUST be before the time
+    // represented by the exp Claim". The device-secret profile accepts an
+    // expired ID token (the secret is the proof); with a device id, which
+    // anyone on the device may know, the ID token is the only credential
+    // that ages, so its `exp` holds.
+    func checkUnexpiredForDeviceID(_ subjectToken: NativeSSOSubjectToken) throws {
+        guard let expiresAt = subjectToken.expiresAt, clock() < expiresAt else {
+            throw Self.refused("the ID token has expired; the device_id profile needs an unexpired one")
+        }
+    }
+
+    // Native SSO §3.1 (paraphrased): the device_sso scope is how app #1
+    // asks to take part in Native SSO; without it there is nothing to
+    // share. A sign-in that granted it left a device secret row recording
+    // the device id app #1 sent: the presented device id must be that one,
+    // on a live row of the ID token's session and app.
+    func checkDeviceIDSignIn(_ deviceID: String, subjectToken: NativeSSOSubjectToken) throws -> DeviceSecretRecord {
+        guard let record = try deviceSecrets.newestLive(sid: subjectToken.sid, clientID: subjectToken.clientID, deviceID: deviceID) else {
+            throw Self.refused("no live device_sso sign-in with this device id in the ID token's session")
+        }
+        return record
     }
 
     // Native SSO §4.3 (paraphrased): "Verify that the session id in the
@@ -90,28 +154,12 @@ public struct NativeSSOChecks {
     // client is allowed to obtain tokens from the other app's id_token,
     // i.e. both are apps of the same vendor. Here: both clients are in one
     // native-SSO group (`ssoctl client add --native-sso-group`), never nil.
-    func checkNativeSSOGroup(requesting client: Client, original clientID: String) throws {
+    // Returns the original app's registration (scopeBound needs it).
+    func checkNativeSSOGroup(requesting client: Client, original clientID: String) throws -> Client {
         guard let group = client.nativeSSOGroup, let original = try clients.find(clientID: clientID),
               original.nativeSSOGroup == group else {
             throw Self.refused("the ID token was not issued to an app of this client's native SSO group")
         }
-    }
-
-    // RFC 8693 §2.1: "scope OPTIONAL. A list of space-delimited,
-    // case-sensitive strings, as defined in Section 3.3 of [RFC6749], that
-    // allow the client to specify the desired scope of the requested
-    // security token". RFC 6749 §5.2 invalid_scope: "The requested scope is
-    // invalid, unknown, malformed, or exceeds the scope granted by the
-    // resource owner." The original grant's scope is not in the id_token,
-    // so the bound is the new client's registered scopes. Without `scope`:
-    // all of them but `device_sso` (a device secret is never issued by an
-    // exchange). `openid` is always granted: the response carries an id_token.
-    func grantedScope(_ requested: [String]?, client: Client) throws -> [String] {
-        guard client.scopes.contains("openid") else { throw OAuthError(.invalidScope, "this client may not request openid") }
-        guard let requested else {
-            return ["openid"] + client.scopes.filter { $0 != "openid" && $0 != "device_sso" }
-        }
-        guard requested.allSatisfy(client.scopes.contains) else { throw OAuthError(.invalidScope, "scope includes values this client may not request") }
-        return requested.contains("openid") ? requested : ["openid"] + requested
+        return original
     }
 }

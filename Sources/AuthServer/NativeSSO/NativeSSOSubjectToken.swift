@@ -8,6 +8,8 @@ public struct NativeSSOSubjectToken: Equatable, Sendable {
     public let sid: String
     public let diHash: String?
     public let dsHash: String?
+    /// Its `exp` (nil if it had none: never from this issuer).
+    public let expiresAt: Int64?
 }
 
 /// Verifies app #1's ID token presented as `subject_token`.
@@ -16,9 +18,10 @@ public struct NativeSSOSubjectToken: Equatable, Sendable {
 /// validates the id_token it issued (its own signature and `iss`) before
 /// relying on its `sid` and `ds_hash`. Like an `id_token_hint` (RP-Initiated
 /// Logout §4: "even when the exp time has passed"), an expired ID token is
-/// accepted: app #2 may read it from the shared keychain long after issue;
-/// what limits its use is the live session and the device binding, both
-/// checked afterwards. Keys: published ones, and superseded ones that left
+/// accepted here: app #2 may read it from the shared keychain long after
+/// issue; what limits its use is the live session and the device binding,
+/// both checked afterwards. (The seed profile, whose device id is no
+/// secret, refuses an expired one: NativeSSOChecks.checkUnexpiredForDeviceID.) Keys: published ones, and superseded ones that left
 /// the JWKS; never a retired key (IssuerSignedJWT, acceptingExpiredKeys).
 public struct NativeSSOSubjectTokenVerifier {
     let idTokens: IDTokenHintVerifier
@@ -35,6 +38,6 @@ public struct NativeSSOSubjectTokenVerifier {
         // it there is no session to tie app #2's tokens to.
         guard let sid = idToken.sid, !sid.isEmpty else { throw TokenRejection(.malformed, "no sid") }
         return NativeSSOSubjectToken(subject: idToken.subject, clientID: idToken.clientID, sid: sid,
-                                     diHash: idToken.diHash, dsHash: idToken.dsHash)
+                                     diHash: idToken.diHash, dsHash: idToken.dsHash, expiresAt: idToken.expiresAt)
     }
 }

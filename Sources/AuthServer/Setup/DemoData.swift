@@ -6,18 +6,27 @@ public enum DemoData {
     public static let email = "alice@example.com"
     public static let name = "Alice Martin"
     public static let scopes = ["openid", "profile", "email", "offline_access", "device_sso", "api:serverA", "api:serverB"]
+    /// The demo clients' native-SSO group.
+    public static let group = "demo"
 
     /// Creates what is missing; returns true when the demo user was created
     /// now (so its password is worth printing).
     @discardableResult
     public static func ensure(config: GatehouseConfig, clients: ClientStore, users: UserStore, password: String) throws -> Bool {
+        var addedClient = false
         for clientID in clientIDs where try clients.find(clientID: clientID) == nil {
             try clients.add(
                 clientID: clientID,
                 redirectURIs: ["myapp:auth/callback", config.issuer + "/mobile/postlogin.html", "http://127.0.0.1/callback"],
                 postLogoutRedirectURIs: ["myapp:auth/logout", config.issuer + "/mobile/postlogout.html"],
-                scopes: scopes, nativeSSOGroup: "demo")
+                scopes: scopes, nativeSSOGroup: group)
+            addedClient = true
         }
+        // The demo shows both Native SSO profiles, so its group has the seed
+        // (device_id) profile on; only when the clients are created, so an
+        // administrator's `ssoctl client group demo --no-allow-device-id`
+        // survives a restart.
+        if addedClient { try NativeSSOGroupStore(database: clients.database).setAllowsDeviceID(true, group: group) }
         guard try users.find(email: email) == nil else { return false }
         try users.add(email: email, name: name, password: password, roles: ["user"])
         return true

@@ -12,6 +12,7 @@ public enum IssuerSchema {
         IssuerMigrations.refreshRotation,
         IssuerMigrations.accountSecurity,
         IssuerMigrations.nativeSSO,
+        IssuerMigrations.nativeSSOOptIn,
         IssuerMigrations.idTokenHint,
     ]
 

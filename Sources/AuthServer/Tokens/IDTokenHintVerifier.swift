@@ -11,6 +11,9 @@ public struct IDTokenHint: Equatable, Sendable {
     /// Native SSO device bindings, when the ID token carries them.
     public let diHash: String?
     public let dsHash: String?
+    /// Its `exp`: a hint may be expired, but the Native SSO seed profile
+    /// accepts only an unexpired one.
+    public let expiresAt: Int64?
 }
 
 /// Verifies an ID token presented back to the issuer: as `id_token_hint`
@@ -32,6 +35,7 @@ public struct IDTokenHintVerifier {
         let sid: String?
         let di_hash: String?
         let ds_hash: String?
+        let exp: Int64?
     }
 
     /// RP-Initiated Logout §2: "The OP need not be listed as an audience of
@@ -57,7 +61,8 @@ public struct IDTokenHintVerifier {
         guard claims.aud.values.count == 1, let clientID = claims.aud.values.first else {
             throw TokenRejection(.malformed, "aud is not a single client")
         }
-        return IDTokenHint(subject: claims.sub, clientID: clientID, sid: claims.sid, diHash: claims.di_hash, dsHash: claims.ds_hash)
+        return IDTokenHint(subject: claims.sub, clientID: clientID, sid: claims.sid, diHash: claims.di_hash, dsHash: claims.ds_hash,
+                           expiresAt: claims.exp)
     }
 
     // RFC 8725 §3.11 (explicit typing): the issuer's ID tokens say `typ: JWT`

@@ -1,0 +1,30 @@
+import ArgumentParser
+import AuthServer
+
+/// `ssoctl client group NAME [--allow-device-id | --no-allow-device-id]`.
+struct ClientGroupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "group",
+        abstract: "Show a native SSO group (its clients and settings), or switch its device_id profile on or off.",
+        discussion: """
+            A native SSO group is the set of clients registered with the same --native-sso-group; they share \
+            sign-in on a device (OpenID Connect Native SSO). The device_secret profile always works for a group. \
+            The seed device_id profile (di_hash in ID tokens, device ids as actor tokens) is off unless switched on \
+            here, because a device id is not a secret; the demo group has it on. Both need the device_sso scope in \
+            app #1's sign-in. Running responders see a change at their next request.
+            """)
+
+    @Argument(help: "The group's name.") var name: String
+    @Flag(inversion: .prefixedNo, exclusivity: .exclusive, help: "Switch the device_id profile on (or off with --no-allow-device-id).") var allowDeviceID: Bool?
+
+    func run() throws {
+        let context = try Context.open()
+        let groups = NativeSSOGroupStore(database: context.database)
+        let group = attempt {
+            if let allowDeviceID { try groups.setAllowsDeviceID(allowDeviceID, group: name) } else { try groups.group(named: name) }
+        }
+        print("group: \(group.name)")
+        print("members: \(group.members.joined(separator: " "))")
+        print("device_id profile: \(group.allowsDeviceID ? "on" : "off")")
+    }
+}

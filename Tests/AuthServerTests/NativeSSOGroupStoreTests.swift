@@ -1,0 +1,99 @@
+import Foundation
+import XCTest
+@testable import AuthServer
+import SSOCore
+
+/// The per-group switch of the seed (`device_id`) profile: off by default,
+/// on for the demo group, changed only for groups that exist.
+final class NativeSSOGroupStoreTests: XCTestCase {
+    var issuer: TemporaryIssuer!
+    var groups: NativeSSOGroupStore { NativeSSOGroupStore(database: issuer.database) }
+
+    override func setUpWithError() throws { issuer = try TemporaryIssuer() }
+    override func tearDown() { issuer?.cleanUp() }
+
+    func ensureDemo() throws {
+        try DemoData.ensure(config: issuer.config, clients: issuer.clients, users: issuer.users, password: "demo-password-123")
+    }
+
+    func addClient(_ clientID: String, group: String?) throws {
+        try issuer.clients.add(clientID: clientID, redirectURIs: ["com.example.\(clientID):/cb"], scopes: ["openid", "device_sso"],
+                               nativeSSOGroup: group)
+    }
+
+    func snapshot() throws -> [String] {
+        try issuer.snapshot() + issuer.database.query("SELECT * FROM native_sso_groups ORDER BY 1").map { "native_sso_groups: \($0.values)" }
+    }
+
+    func testOffByDefaultOnForTheDemoGroup() throws {
+        try ensureDemo()
+        try addClient("acme-one", group: "acme")
+        try addClient("loner", group: nil)
+        XCTAssertEqual(try groups.group(named: "demo"),
+                       NativeSSOGroup(name: "demo", members: ["mobile-app-001", "mobile-app-002"], allowsDeviceID: true))
+        XCTAssertEqual(try groups.group(named: "acme"), NativeSSOGroup(name: "acme", members: ["acme-one"], allowsDeviceID: false))
+        XCTAssertFalse(try groups.allowsDeviceID(group: "acme"))
+        XCTAssertFalse(try groups.allowsDeviceID(group: nil), "a client outside every group")
+        XCTAssertFalse(try groups.allowsDeviceID(group: "no-such-group"))
+    }
+
+    func testSwitchRoundTripAndTheDemoDataKeepsTheAdministratorsChoice() throws {
+        try ensureDemo()
+        try addClient("acme-one", group: "acme")
+        try addClient("acme-two", group: "acme")
+        XCTAssertEqual(try groups.setAllowsDeviceID(true, group: "acme").allowsDeviceID, true)
+        XCTAssertTrue(try groups.allowsDeviceID(group: "acme"))
+        XCTAssertEqual(try groups.setAllowsDeviceID(false, group: "acme"),
+                       NativeSSOGroup(name: "acme", members: ["acme-one", "acme-two"], allowsDeviceID: false))
+        XCTAssertFalse(try groups.allowsDeviceID(group: "acme"))
+        try groups.setAllowsDeviceID(false, group: "demo")
+        try ensureDemo()
+        XCTAssertFalse(try groups.allowsDeviceID(group: "demo"), "a restart (ssoctl setup --demo) does not switch it back on")
+    }
+
+    func testUnknownGroupsAndBadNamesAreRefusedAndChangeNothing() throws {
+        try ensureDemo()
+        let before = try snapshot()
+        for name in ["no-such-group", "", "has space", "x\u{0}y", String(repeating: "g", count: 65), "démo"] {
+            for allowed in [true, false] {
+                XCTAssertThrowsError(try groups.setAllowsDeviceID(allowed, group: name), name.debugDescription) { error in
+                    XCTAssertTrue(error is ValidationError, "\(error)")
+                }
+            }
+            XCTAssertThrowsError(try groups.group(named: name), name.debugDescription)
+        }
+        XCTAssertEqual(try snapshot(), before)
+        for attempt in [{ try self.groups.group(named: "no-such-group") }, { try self.groups.setAllowsDeviceID(true, group: "no-such-group") }] {
+            XCTAssertThrowsError(try attempt()) { error in
+                XCTAssertEqual("\(error)", "unknown native SSO group no-such-group: no client is in it")
+            }
+        }
+    }
+
+    func testTheMigrationSwitchesOnAnExistingDemoGroupOnlyAndLeavesOldDeviceSecretsUnbounded() throws {
+        // A database as the previous release left it (schema 5), with the demo
+        // clients, another group and a device secret.
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-v5-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let config = try GatehouseConfig(home: home, values: [:])
+        let old = try SQLiteDatabase(path: config.databasePath)
+        try Migrator.migrate(old, component: "issuer", migrations: IssuerSchema.migrations.filter { $0.version <= 5 })
+        let clients = ClientStore(database: old, hasher: PasswordHasher(parameters: .init(logN: 10, r: 8, p: 1)))
+        for clientID in DemoData.clientIDs {
+            try clients.add(clientID: clientID, redirectURIs: ["myapp:auth/callback"], scopes: DemoData.scopes, nativeSSOGroup: "demo")
+        }
+        try clients.add(clientID: "acme-one", redirectURIs: ["acme:cb"], scopes: DemoData.scopes, nativeSSOGroup: "acme")
+        try old.execute("""
+            INSERT INTO device_secrets (secret_hash, sid, user_id, client_id, device_id, created_at, expires_at)
+            VALUES (?, 's1', 1, 'mobile-app-001', 'd1', 1, 4000000000)
+            """, [.blob(SecretHash.of("old-secret"))])
+
+        let upgraded = try IssuerSchema.open(config)
+        let groups = NativeSSOGroupStore(database: upgraded)
+        XCTAssertTrue(try groups.allowsDeviceID(group: "demo"), "the demo stack keeps both profiles")
+        XCTAssertFalse(try groups.allowsDeviceID(group: "acme"), "every other group starts off")
+        let record = try XCTUnwrap(DeviceSecretStore(database: upgraded, clock: { 1000 }).live(secret: "old-secret"))
+        XCTAssertNil(record.scope, "no recorded grant: the exchange bounds by the original app's registration")
+    }
+}
