@@ -9,7 +9,8 @@ export PATH
 RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev openssl curl pkg-config ca-certificates sqlite3)
 
 # And what the tests need on top: a real browser and its WebDriver.
-TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip)
+# iproute2 and util-linux (unshare): the rate-limit test's private network namespace.
+TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip iproute2 util-linux)
 PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis)
 
 # The responders: one executable each, one pool of processes each.
@@ -144,6 +145,8 @@ render_nginx_config() {
     mkdir -p "$out" "$GATEHOUSE_HOME/run/nginx" "$GATEHOUSE_HOME/log"
     for name in "${ISSUER_RESPONDERS[@]}" "${API_RESPONDERS[@]}"; do upstreams+="$(upstream_block "$name")"$'\n'; done
     cp "$GATEHOUSE_ROOT/nginx/security-headers.conf" "$GATEHOUSE_ROOT/nginx/fastcgi.conf" "$out/"
+    # One rate-limit key for both layouts: production's snippet, as it is.
+    cp "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-rate-limit-key.conf" "$out/"
     sed -e "s#@@HOME@@#$GATEHOUSE_HOME#g" -e "s#@@APP_LINKS_ORIGIN@@#https://localhost:$((GATEHOUSE_BASE_PORT + 3))#g" \
         "$GATEHOUSE_ROOT/nginx/page-headers.conf" > "$out/page-headers.conf"
     local text
