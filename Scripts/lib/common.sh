@@ -145,8 +145,9 @@ render_nginx_config() {
     mkdir -p "$out" "$GATEHOUSE_HOME/run/nginx" "$GATEHOUSE_HOME/log"
     for name in "${ISSUER_RESPONDERS[@]}" "${API_RESPONDERS[@]}"; do upstreams+="$(upstream_block "$name")"$'\n'; done
     cp "$GATEHOUSE_ROOT/nginx/security-headers.conf" "$GATEHOUSE_ROOT/nginx/fastcgi.conf" "$out/"
-    # One rate-limit key for both layouts: production's snippet, as it is.
-    cp "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-rate-limit-key.conf" "$out/"
+    # Snippets both layouts share: production's files, as they are.
+    cp "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-rate-limit-key.conf" \
+        "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-hidden-files.conf" "$out/"
     sed -e "s#@@HOME@@#$GATEHOUSE_HOME#g" -e "s#@@APP_LINKS_ORIGIN@@#https://localhost:$((GATEHOUSE_BASE_PORT + 3))#g" \
         "$GATEHOUSE_ROOT/nginx/page-headers.conf" > "$out/page-headers.conf"
     local text
