@@ -185,3 +185,13 @@ render_nginx_config() {
     text="${text//@@HOME@@/$GATEHOUSE_HOME}"
     printf '%s\n' "$text" > "$out/nginx.conf"
 }
+
+# log/ and every file in it are their owner's alone (root's, as root): nginx's
+# error log holds request lines, the responders' logs client addresses and
+# account names. Files created later get 0600 from Scripts/run's umask 077;
+# this also tightens what an older start left behind.
+secure_log_directory() {
+    local folder="$GATEHOUSE_HOME/log"
+    mkdir -p "$folder" && chmod 700 "$folder" || die "cannot create $folder"
+    find "$folder" -maxdepth 1 -type f ! -perm 0600 -exec chmod 0600 {} + || die "cannot chmod the files in $folder"
+}
