@@ -86,13 +86,27 @@ load_settings() {
     export GATEHOUSE_HOME GATEHOUSE_BASE_PORT
 }
 
-# The configuration file responders and ssoctl read (environment wins).
+# Variables of Scripts/run's own (or secrets) that the responders never read.
+SCRIPT_ONLY_SETTINGS=" GATEHOUSE_HOME GATEHOUSE_DEMO_PASSWORD GATEHOUSE_WORKERS GATEHOUSE_SKIP_BUILD GATEHOUSE_BENCH GATEHOUSE_KEEP_E2E_HOMES "
+
+# The configuration file responders and ssoctl read (environment wins): the
+# base port and every GATEHOUSE_* setting this start was given, so a later
+# `Scripts/ssoctl` without them acts on the same origins as the running
+# stack. Readable by the responders' group, not by every local user.
 write_config() {
-    cat > "$GATEHOUSE_HOME/gatehouse.conf" <<CONF
-# Written by Scripts/run at every start. Put your own settings in the
-# environment (see README "Configuration"); they override these.
-GATEHOUSE_BASE_PORT=$GATEHOUSE_BASE_PORT
-CONF
+    local file="$GATEHOUSE_HOME/gatehouse.conf" name value
+    {
+        printf '%s\n' "# Written by Scripts/run at every start: the settings of the running stack." \
+            "# Put your own settings in the environment (README \"Configuration\")." \
+            "GATEHOUSE_BASE_PORT=$GATEHOUSE_BASE_PORT"
+        while IFS= read -r name; do
+            case "$SCRIPT_ONLY_SETTINGS" in *" $name "*) continue ;; esac
+            case "$name" in GATEHOUSE_BASE_PORT | GATEHOUSE_*_RATE) continue ;; esac
+            value="${!name}"
+            [[ "$value" == *$'\n'* ]] || printf '%s=%s\n' "$name" "$value"
+        done < <(compgen -e GATEHOUSE_ | sort)
+    } > "$file.tmp" || die "cannot write $file"
+    chmod 640 "$file.tmp" && mv -f "$file.tmp" "$file"
 }
 
 # A local CA and a server certificate for localhost, 127.0.0.1 and ::1, made
@@ -195,3 +209,44 @@ secure_log_directory() {
     mkdir -p "$folder" && chmod 700 "$folder" || die "cannot create $folder"
     find "$folder" -maxdepth 1 -type f ! -perm 0600 -exec chmod 0600 {} + || die "cannot chmod the files in $folder"
 }
+
+# One note per running stack, so that Scripts/ssoctl acts on the stack that
+# runs rather than on the defaults: var/stacks/<pid of Scripts/run>, with
+# `home=`, `port=`, `bin_dir=` and `started=` lines. Scripts/run removes its
+# note when it exits; a note whose process is gone (or whose pid now names
+# another process: `started` differs) is ignored.
+STACKS_DIRECTORY="$GATEHOUSE_ROOT/var/stacks"
+
+# The start time of process PID in clock ticks (/proc/PID/stat field 22).
+process_start_time() {
+    local stat
+    stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+    stat="${stat##*) }"  # the fields after "pid (comm) ", which may hold spaces
+    set -- $stat
+    printf '%s\n' "${20}"
+}
+
+record_running_stack() {
+    local note="$STACKS_DIRECTORY/$$"
+    mkdir -p "$STACKS_DIRECTORY" 2>/dev/null && chmod 755 "$STACKS_DIRECTORY" 2>/dev/null
+    printf 'home=%s\nport=%s\nbin_dir=%s\nstarted=%s\n' "$GATEHOUSE_HOME" "$GATEHOUSE_BASE_PORT" "$BIN_DIR" \
+        "$(process_start_time $$)" > "$note.tmp" 2>/dev/null \
+        && chmod 644 "$note.tmp" && mv -f "$note.tmp" "$note" \
+        || log "warning: cannot write $note; Scripts/ssoctl will not find this stack without GATEHOUSE_HOME"
+}
+
+forget_running_stack() { rm -f "$STACKS_DIRECTORY/$$" "$STACKS_DIRECTORY/$$.tmp"; }
+
+# Prints the notes of the stacks still running.
+running_stack_notes() {
+    local note pid started
+    for note in "$STACKS_DIRECTORY"/*; do
+        pid="${note##*/}"
+        case "$pid" in '' | *[!0-9]*) continue ;; esac
+        started="$(process_start_time "$pid")" && [ -n "$started" ] \
+            && [ "$started" = "$(note_value "$note" started)" ] && printf '%s\n' "$note"
+    done
+}
+
+# `KEY=` line of a note (read as data, never run).
+note_value() { sed -n "s/^$2=//p" "$1" | head -n 1; }
