@@ -110,10 +110,12 @@ write_config() {
 }
 
 # A local CA and a server certificate for localhost, 127.0.0.1 and ::1, made
-# once. The CA key never leaves $GATEHOUSE_HOME/tls (0700).
+# once. The keys never leave $GATEHOUSE_HOME/tls (root's, 0600); the folder
+# is 0711 so the resource servers (another user) can read ca.pem by name to
+# trust the issuer when they fetch its JWKS.
 ensure_tls() {
     local tls="$GATEHOUSE_HOME/tls"
-    mkdir -p "$tls" && chmod 700 "$tls"
+    mkdir -p "$tls" && chmod 711 "$tls"
     [ -s "$tls/ca.pem" ] && [ -s "$tls/server.pem" ] && [ -s "$tls/server.key" ] && return 0
     log "creating a local CA and a TLS certificate for localhost in $tls"
     (
@@ -131,23 +133,6 @@ ensure_tls() {
         rm -f server.csr server.ext
         chmod 644 ca.pem server.pem
     ) || die "TLS certificate generation failed"
-}
-
-# The user nginx's workers run as, and the owner of the responder sockets.
-# As root: nobody, when it can read www/ and reach the sockets; else root.
-choose_worker_user() {
-    mkdir -p "$GATEHOUSE_HOME/run/pids"
-    chmod 711 "$GATEHOUSE_HOME" "$GATEHOUSE_HOME/run"
-    WORKER_USER="$(id -un)"
-    NGINX_USER_DIRECTIVE=""
-    [ "$(id -u)" -eq 0 ] || return 0
-    if runuser -u nobody -- test -r "$GATEHOUSE_ROOT/www/index.html" -a -x "$GATEHOUSE_HOME/run" 2>/dev/null; then
-        WORKER_USER=nobody
-        NGINX_USER_DIRECTIVE="user nobody nogroup;"
-    else
-        log "warning: user nobody cannot read $GATEHOUSE_ROOT/www; nginx workers run as root"
-        NGINX_USER_DIRECTIVE="user root root;"
-    fi
 }
 
 # Lines `server unix:...;` for one responder's pool.
