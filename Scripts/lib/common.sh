@@ -222,14 +222,18 @@ record_running_stack() {
 
 forget_running_stack() { rm -f "$STACKS_DIRECTORY/$$" "$STACKS_DIRECTORY/$$.tmp"; }
 
-# Prints the notes of the stacks still running.
+# Prints the notes of the stacks still running; removes (if it may) the
+# note of one that is gone, left by a Scripts/run killed with SIGKILL.
 running_stack_notes() {
     local note pid started
     for note in "$STACKS_DIRECTORY"/*; do
         pid="${note##*/}"
         case "$pid" in '' | *[!0-9]*) continue ;; esac
-        started="$(process_start_time "$pid")" && [ -n "$started" ] \
-            && [ "$started" = "$(note_value "$note" started)" ] && printf '%s\n' "$note"
+        if started="$(process_start_time "$pid")" && [ -n "$started" ] && [ "$started" = "$(note_value "$note" started)" ]; then
+            printf '%s\n' "$note"
+        else
+            rm -f "$note" 2>/dev/null
+        fi
     done
 }
 
