@@ -109,29 +109,38 @@ write_config() {
     chmod 640 "$file.tmp" && mv -f "$file.tmp" "$file"
 }
 
-# A local CA and a server certificate for localhost, 127.0.0.1 and ::1, made
-# once. The keys never leave $GATEHOUSE_HOME/tls (root's, 0600); the folder
-# is 0711 so the resource servers (another user) can read ca.pem by name to
-# trust the issuer when they fetch its JWKS.
+# A local CA, made once, and a server certificate it signs for localhost,
+# 127.0.0.1, ::1 and the hosts of the origins (Scripts/lib/origins.sh),
+# issued again when an origin's host is not among its names. The keys never
+# leave $GATEHOUSE_HOME/tls (root's, 0600); the folder is 0711 so the
+# resource servers (another user) can read ca.pem by name to trust the
+# issuer when they fetch its JWKS.
 ensure_tls() {
-    local tls="$GATEHOUSE_HOME/tls"
+    local tls="$GATEHOUSE_HOME/tls" new_ca=""
     mkdir -p "$tls" && chmod 711 "$tls"
-    [ -s "$tls/ca.pem" ] && [ -s "$tls/server.pem" ] && [ -s "$tls/server.key" ] && return 0
-    log "creating a local CA and a TLS certificate for localhost in $tls"
+    if [ ! -s "$tls/ca.pem" ]; then
+        log "creating a local CA in $tls"
+        (
+            cd "$tls" && umask 077 || exit 1
+            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem -days 3650 \
+                -subj "/CN=Gatehouse local CA" -addext "basicConstraints=critical,CA:TRUE" \
+                -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null && chmod 644 ca.pem
+        ) || die "TLS CA generation failed"
+        new_ca=1
+    fi
+    [ -z "$new_ca" ] && [ -s "$tls/server.pem" ] && [ -s "$tls/server.key" ] && certificate_covers_origins && return 0
+    [ -s "$tls/ca.key" ] || die "$tls/server.pem does not name every origin's host and $tls/ca.key is missing to issue another"
+    log "issuing a TLS certificate for $(certificate_names) in $tls"
     (
-        cd "$tls" || exit 1
-        umask 077
-        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem -days 3650 \
-            -subj "/CN=Gatehouse local CA" -addext "basicConstraints=critical,CA:TRUE" \
-            -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null || exit 1
-        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key -out server.csr \
+        cd "$tls" && umask 077 || exit 1
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key.new -out server.csr \
             -subj "/CN=localhost" 2>/dev/null || exit 1
-        printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" "basicConstraints=critical,CA:FALSE" \
+        printf '%s\n' "subjectAltName=$(certificate_names)" "basicConstraints=critical,CA:FALSE" \
             "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" > server.ext
-        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 825 \
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem.new -days 825 \
             -extfile server.ext 2>/dev/null || exit 1
         rm -f server.csr server.ext
-        chmod 644 ca.pem server.pem
+        chmod 644 server.pem.new && mv -f server.key.new server.key && mv -f server.pem.new server.pem
     ) || die "TLS certificate generation failed"
 }
 
@@ -161,7 +170,7 @@ render_nginx_config() {
     # Snippets both layouts share: production's files, as they are.
     cp "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-rate-limit-key.conf" \
         "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-hidden-files.conf" "$out/"
-    sed -e "s#@@HOME@@#$GATEHOUSE_HOME#g" -e "s#@@APP_LINKS_ORIGIN@@#https://localhost:$((GATEHOUSE_BASE_PORT + 3))#g" \
+    sed -e "s#@@HOME@@#$GATEHOUSE_HOME#g" -e "s#@@APP_LINKS_ORIGIN@@#$APP_LINKS_URL#g" \
         "$GATEHOUSE_ROOT/nginx/page-headers.conf" > "$out/page-headers.conf"
     local text
     text="$(cat "$GATEHOUSE_ROOT/nginx/gatehouse.conf.template")"
@@ -180,6 +189,10 @@ render_nginx_config() {
     text="${text//@@LISTEN_API_A@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 1)))}"
     text="${text//@@LISTEN_API_B@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 2)))}"
     text="${text//@@LISTEN_APP_LINKS@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 3)))}"
+    text="${text//@@ISSUER_NAMES@@/$(server_names "$ISSUER_HOST")}"
+    text="${text//@@API_A_NAMES@@/$(server_names "$API_A_HOST")}"
+    text="${text//@@API_B_NAMES@@/$(server_names "$API_B_HOST")}"
+    text="${text//@@APP_LINKS_NAMES@@/$(server_names "$APP_LINKS_HOST")}"
     text="${text//@@ROOT@@/$GATEHOUSE_ROOT}"
     text="${text//@@HOME@@/$GATEHOUSE_HOME}"
     printf '%s\n' "$text" > "$out/nginx.conf"
