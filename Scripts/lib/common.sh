@@ -227,13 +227,12 @@ process_start_time() {
 record_running_stack() {
     local note="$STACKS_DIRECTORY/$$"
     mkdir -p "$STACKS_DIRECTORY" 2>/dev/null && chmod 755 "$STACKS_DIRECTORY" 2>/dev/null
-    printf 'home=%s\nport=%s\nbin_dir=%s\nstarted=%s\n' "$GATEHOUSE_HOME" "$GATEHOUSE_BASE_PORT" "$BIN_DIR" \
-        "$(process_start_time $$)" > "$note.tmp" 2>/dev/null \
-        && chmod 644 "$note.tmp" && mv -f "$note.tmp" "$note" \
+    { printf 'home=%s\nport=%s\nbin_dir=%s\nstarted=%s\n' "$GATEHOUSE_HOME" "$GATEHOUSE_BASE_PORT" "$BIN_DIR" \
+        "$(process_start_time $$)" > "$note.tmp" && chmod 644 "$note.tmp" && mv -f "$note.tmp" "$note"; } 2>/dev/null \
         || log "warning: cannot write $note; Scripts/ssoctl will not find this stack without GATEHOUSE_HOME"
 }
 
-forget_running_stack() { rm -f "$STACKS_DIRECTORY/$$" "$STACKS_DIRECTORY/$$.tmp"; }
+forget_running_stack() { rm -f "$STACKS_DIRECTORY/$$" "$STACKS_DIRECTORY/$$.tmp" 2>/dev/null; }
 
 # Prints the notes of the stacks still running; removes (if it may) the
 # note of one that is gone, left by a Scripts/run killed with SIGKILL.
