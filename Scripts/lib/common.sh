@@ -226,7 +226,8 @@ process_start_time() {
 
 record_running_stack() {
     local note="$STACKS_DIRECTORY/$$"
-    mkdir -p "$STACKS_DIRECTORY" 2>/dev/null && chmod 755 "$STACKS_DIRECTORY" 2>/dev/null
+    # Readable by anyone who may run Scripts/ssoctl (Scripts/run's umask is 077 here).
+    (umask 022 && mkdir -p "$STACKS_DIRECTORY") 2>/dev/null
     { printf 'home=%s\nport=%s\nbin_dir=%s\nstarted=%s\n' "$GATEHOUSE_HOME" "$GATEHOUSE_BASE_PORT" "$BIN_DIR" \
         "$(process_start_time $$)" > "$note.tmp" && chmod 644 "$note.tmp" && mv -f "$note.tmp" "$note"; } 2>/dev/null \
         || log "warning: cannot write $note; Scripts/ssoctl will not find this stack without GATEHOUSE_HOME"
