@@ -6,11 +6,12 @@
 # nginx listens on 127.0.0.1 and [::1] only, on the base port and the three
 # after it, so an origin works only if its host leads there and its port is
 # its role's: https://HOST:PORT where HOST resolves on this machine to
-# 127.0.0.1 or ::1 alone (localhost, 127.0.0.1, [::1], or a name /etc/hosts
-# maps there) and PORT is GATEHOUSE_BASE_PORT (+1, +2, +3). Such an origin is
-# applied everywhere (banner, nginx's server_name, the certificate's names,
-# the interstitial page's link); any other is refused before anything
-# starts, naming the variable. Real domains: deploy/ and docs/DEPLOY.md.
+# 127.0.0.1 or ::1 and nothing else (localhost, 127.0.0.1, [::1], or a name
+# /etc/hosts maps there) and PORT is GATEHOUSE_BASE_PORT (+1, +2, +3). Such
+# an origin is applied everywhere (banner, nginx's server_name, the
+# certificate's names, the interstitial page's link); any other is refused
+# before anything starts, naming the variable. Real domains: deploy/ and
+# docs/DEPLOY.md.
 
 # Role, variable, port offset.
 ORIGIN_ROLES=("issuer GATEHOUSE_ISSUER 0" "api-a GATEHOUSE_API_A_ORIGIN 1" "api-b GATEHOUSE_API_B_ORIGIN 2"
@@ -19,9 +20,10 @@ ORIGIN_ROLES=("issuer GATEHOUSE_ISSUER 0" "api-a GATEHOUSE_API_A_ORIGIN 1" "api-
 # The addresses nginx listens on (listen_directives in common.sh).
 loopback_listens_on_ipv6() { [ -f /proc/net/if_inet6 ] && ip -6 addr show lo 2>/dev/null | grep -q '::1'; }
 
-# Refuses (exit 1) unless every address HOST resolves to is one nginx listens on.
+# Refuses (exit 1) unless HOST resolves only to addresses nginx listens on,
+# at least one of them served here (::1 needs IPv6 on the loopback).
 check_origin_host() {
-    local variable="$1" value="$2" host="$3" addresses address
+    local variable="$1" value="$2" host="$3" addresses address served=""
     case "$host" in
         \[*\]) addresses="${host:1:${#host}-2}" ;;
         *) addresses="$(getent ahosts "$host" | awk '{ print $1 }' | sort -u)" ;;
@@ -29,12 +31,12 @@ check_origin_host() {
     [ -n "$addresses" ] || die "$variable=$value: $host does not resolve on this machine; Scripts/run serves only hosts that resolve to 127.0.0.1 or ::1 here (localhost, or a name in /etc/hosts); a real domain: docs/DEPLOY.md"
     for address in $addresses; do
         case "$address" in
-            127.0.0.1) ;;
-            ::1) loopback_listens_on_ipv6 \
-                || die "$variable=$value: $host resolves to ::1, but this machine's loopback has no IPv6; use 127.0.0.1 or localhost" ;;
+            127.0.0.1) served=1 ;;
+            ::1) loopback_listens_on_ipv6 && served=1 ;;
             *) die "$variable=$value: $host resolves to $address, where Scripts/run's nginx does not listen (127.0.0.1 and ::1 only); map it to 127.0.0.1 in /etc/hosts, or deploy with docs/DEPLOY.md for a real domain" ;;
         esac
     done
+    [ -n "$served" ] || die "$variable=$value: $host resolves to ::1 only, and this machine's loopback has no IPv6; use 127.0.0.1 or localhost"
 }
 
 # Sets ISSUER_URL, API_A_URL, API_B_URL, APP_LINKS_URL and their *_HOST from
@@ -48,7 +50,8 @@ resolve_public_origins() {
         [[ "$value" =~ ^https://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:([0-9]{1,5}))?$ ]] \
             || die "$variable=$value: expected https://HOST:PORT (no path, no trailing slash)"
         host="${BASH_REMATCH[1]}" given_port="${BASH_REMATCH[4]:-443}"
-        check_origin_host "$variable" "$value" "$host"
+        # The default (localhost) is what nginx listens on by construction.
+        [ -z "${!variable:-}" ] || check_origin_host "$variable" "$value" "$host"
         label="GATEHOUSE_BASE_PORT"
         [ "$offset" = 0 ] || label+=" + $offset"
         [ "$given_port" = "$port" ] \
