@@ -9,8 +9,7 @@ export PATH
 RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev openssl curl pkg-config ca-certificates sqlite3)
 
 # And what the tests need on top: a real browser and its WebDriver.
-# iproute2 and util-linux (unshare): the rate-limit test's private network namespace.
-TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip iproute2 util-linux)
+TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip)
 PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis)
 
 # The responders: one executable each, one pool of processes each.
@@ -18,6 +17,9 @@ ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke i
 API_RESPONDERS=(api-a api-b)
 # Scripts/bench adds the reference responder: the same runtime doing nothing.
 [ -n "${GATEHOUSE_BENCH:-}" ] && API_RESPONDERS+=(hello-fcgi)
+
+# The tests' private network and mount namespaces: ip (iproute2), unshare (util-linux).
+TEST_PACKAGES+=(iproute2 util-linux)
 
 log() { printf '%s\n' "gatehouse: $*" >&2; }
 die() { log "error: $*"; exit 1; }
