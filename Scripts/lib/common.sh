@@ -18,6 +18,9 @@ API_RESPONDERS=(api-a api-b)
 # Scripts/bench adds the reference responder: the same runtime doing nothing.
 [ -n "${GATEHOUSE_BENCH:-}" ] && API_RESPONDERS+=(hello-fcgi)
 
+# The tests' private network and mount namespaces: ip (iproute2), unshare (util-linux).
+TEST_PACKAGES+=(iproute2 util-linux)
+
 log() { printf '%s\n' "gatehouse: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -48,12 +51,26 @@ ensure_python_modules() {
         || die "pip install ${missing[*]} failed"
 }
 
+# The build's output minus its progress lines and one known toolchain warning.
+# The static FoundationEssentials calls mktemp(), so gold repeats glibc's
+# link-time warning for every executable (14 lines of ~430 characters), and
+# neither gold nor GNU ld can silence one symbol's warning: drop exactly those.
+without_build_noise() {
+    grep -vE -e '^\[[0-9]+/[0-9]+\]' \
+        -e "/libFoundationEssentials\.a\([^)]*\):.*: warning: the use of \`mktemp' is dangerous, better use \`mkstemp' or \`mkdtemp'\$" \
+        || true
+}
+
 # Builds every product in release mode; prints the binary folder.
 # The Swift runtime and FoundationEssentials are linked statically: each
 # responder then maps only the runtime code it uses (under 20 MB resident,
 # docs/PERFORMANCE.md) and the binaries run on a machine without Swift.
 build_release() {
-    (cd "$GATEHOUSE_ROOT" && swift build -c release --static-swift-stdlib 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' >&2) || die "release build failed"
+    (
+        cd "$GATEHOUSE_ROOT" || exit 1
+        swift build -c release --static-swift-stdlib 2>&1 | without_build_noise >&2
+        exit "${PIPESTATUS[0]}"
+    ) || die "release build failed"
     BIN_DIR="$(cd "$GATEHOUSE_ROOT" && swift build -c release --static-swift-stdlib --show-bin-path)"
     export BIN_DIR
 }
@@ -71,54 +88,62 @@ load_settings() {
     export GATEHOUSE_HOME GATEHOUSE_BASE_PORT
 }
 
-# The configuration file responders and ssoctl read (environment wins).
+# Variables of Scripts/run's own (or secrets) that the responders never read.
+SCRIPT_ONLY_SETTINGS=" GATEHOUSE_HOME GATEHOUSE_DEMO_PASSWORD GATEHOUSE_WORKERS GATEHOUSE_SKIP_BUILD GATEHOUSE_BENCH GATEHOUSE_KEEP_E2E_HOMES "
+
+# The configuration file responders and ssoctl read (environment wins): the
+# base port and every GATEHOUSE_* setting this start was given, so a later
+# `Scripts/ssoctl` without them acts on the same origins as the running
+# stack. Readable by the responders' group, not by every local user.
 write_config() {
-    cat > "$GATEHOUSE_HOME/gatehouse.conf" <<CONF
-# Written by Scripts/run at every start. Put your own settings in the
-# environment (see README "Configuration"); they override these.
-GATEHOUSE_BASE_PORT=$GATEHOUSE_BASE_PORT
-CONF
+    local file="$GATEHOUSE_HOME/gatehouse.conf" name value
+    {
+        printf '%s\n' "# Written by Scripts/run at every start: the settings of the running stack." \
+            "# Put your own settings in the environment (README \"Configuration\")." \
+            "GATEHOUSE_BASE_PORT=$GATEHOUSE_BASE_PORT"
+        while IFS= read -r name; do
+            case "$SCRIPT_ONLY_SETTINGS" in *" $name "*) continue ;; esac
+            case "$name" in GATEHOUSE_BASE_PORT | GATEHOUSE_*_RATE) continue ;; esac
+            value="${!name}"
+            [[ "$value" == *$'\n'* ]] || printf '%s=%s\n' "$name" "$value"
+        done < <(compgen -e GATEHOUSE_ | sort)
+    } > "$file.tmp" || die "cannot write $file"
+    chmod 640 "$file.tmp" && mv -f "$file.tmp" "$file"
 }
 
-# A local CA and a server certificate for localhost, 127.0.0.1 and ::1, made
-# once. The CA key never leaves $GATEHOUSE_HOME/tls (0700).
+# A local CA, made once, and a server certificate it signs for localhost,
+# 127.0.0.1, ::1 and the hosts of the origins (Scripts/lib/origins.sh),
+# issued again when an origin's host is not among its names. The keys never
+# leave $GATEHOUSE_HOME/tls (root's, 0600); the folder is 0711 so the
+# resource servers (another user) can read ca.pem by name to trust the
+# issuer when they fetch its JWKS.
 ensure_tls() {
-    local tls="$GATEHOUSE_HOME/tls"
-    mkdir -p "$tls" && chmod 700 "$tls"
-    [ -s "$tls/ca.pem" ] && [ -s "$tls/server.pem" ] && [ -s "$tls/server.key" ] && return 0
-    log "creating a local CA and a TLS certificate for localhost in $tls"
+    local tls="$GATEHOUSE_HOME/tls" new_ca=""
+    mkdir -p "$tls" && chmod 711 "$tls"
+    if [ ! -s "$tls/ca.pem" ]; then
+        log "creating a local CA in $tls"
+        (
+            cd "$tls" && umask 077 || exit 1
+            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem -days 3650 \
+                -subj "/CN=Gatehouse local CA" -addext "basicConstraints=critical,CA:TRUE" \
+                -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null && chmod 644 ca.pem
+        ) || die "TLS CA generation failed"
+        new_ca=1
+    fi
+    [ -z "$new_ca" ] && [ -s "$tls/server.pem" ] && [ -s "$tls/server.key" ] && certificate_covers_origins && return 0
+    [ -s "$tls/ca.key" ] || die "$tls/server.pem does not name every origin's host and $tls/ca.key is missing to issue another"
+    log "issuing a TLS certificate for $(certificate_names) in $tls"
     (
-        cd "$tls" || exit 1
-        umask 077
-        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem -days 3650 \
-            -subj "/CN=Gatehouse local CA" -addext "basicConstraints=critical,CA:TRUE" \
-            -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null || exit 1
-        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key -out server.csr \
+        cd "$tls" && umask 077 || exit 1
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key.new -out server.csr \
             -subj "/CN=localhost" 2>/dev/null || exit 1
-        printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" "basicConstraints=critical,CA:FALSE" \
+        printf '%s\n' "subjectAltName=$(certificate_names)" "basicConstraints=critical,CA:FALSE" \
             "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" > server.ext
-        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 825 \
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem.new -days 825 \
             -extfile server.ext 2>/dev/null || exit 1
         rm -f server.csr server.ext
-        chmod 644 ca.pem server.pem
+        chmod 644 server.pem.new && mv -f server.key.new server.key && mv -f server.pem.new server.pem
     ) || die "TLS certificate generation failed"
-}
-
-# The user nginx's workers run as, and the owner of the responder sockets.
-# As root: nobody, when it can read www/ and reach the sockets; else root.
-choose_worker_user() {
-    mkdir -p "$GATEHOUSE_HOME/run/pids"
-    chmod 711 "$GATEHOUSE_HOME" "$GATEHOUSE_HOME/run"
-    WORKER_USER="$(id -un)"
-    NGINX_USER_DIRECTIVE=""
-    [ "$(id -u)" -eq 0 ] || return 0
-    if runuser -u nobody -- test -r "$GATEHOUSE_ROOT/www/index.html" -a -x "$GATEHOUSE_HOME/run" 2>/dev/null; then
-        WORKER_USER=nobody
-        NGINX_USER_DIRECTIVE="user nobody nogroup;"
-    else
-        log "warning: user nobody cannot read $GATEHOUSE_ROOT/www; nginx workers run as root"
-        NGINX_USER_DIRECTIVE="user root root;"
-    fi
 }
 
 # Lines `server unix:...;` for one responder's pool.
@@ -144,7 +169,10 @@ render_nginx_config() {
     mkdir -p "$out" "$GATEHOUSE_HOME/run/nginx" "$GATEHOUSE_HOME/log"
     for name in "${ISSUER_RESPONDERS[@]}" "${API_RESPONDERS[@]}"; do upstreams+="$(upstream_block "$name")"$'\n'; done
     cp "$GATEHOUSE_ROOT/nginx/security-headers.conf" "$GATEHOUSE_ROOT/nginx/fastcgi.conf" "$out/"
-    sed -e "s#@@HOME@@#$GATEHOUSE_HOME#g" -e "s#@@APP_LINKS_ORIGIN@@#https://localhost:$((GATEHOUSE_BASE_PORT + 3))#g" \
+    # Snippets both layouts share: production's files, as they are.
+    cp "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-rate-limit-key.conf" \
+        "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-hidden-files.conf" "$out/"
+    sed -e "s#@@HOME@@#$GATEHOUSE_HOME#g" -e "s#@@APP_LINKS_ORIGIN@@#$APP_LINKS_URL#g" \
         "$GATEHOUSE_ROOT/nginx/page-headers.conf" > "$out/page-headers.conf"
     local text
     text="$(cat "$GATEHOUSE_ROOT/nginx/gatehouse.conf.template")"
@@ -163,7 +191,66 @@ render_nginx_config() {
     text="${text//@@LISTEN_API_A@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 1)))}"
     text="${text//@@LISTEN_API_B@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 2)))}"
     text="${text//@@LISTEN_APP_LINKS@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 3)))}"
+    text="${text//@@ISSUER_NAMES@@/$(server_names "$ISSUER_HOST")}"
+    text="${text//@@API_A_NAMES@@/$(server_names "$API_A_HOST")}"
+    text="${text//@@API_B_NAMES@@/$(server_names "$API_B_HOST")}"
+    text="${text//@@APP_LINKS_NAMES@@/$(server_names "$APP_LINKS_HOST")}"
     text="${text//@@ROOT@@/$GATEHOUSE_ROOT}"
     text="${text//@@HOME@@/$GATEHOUSE_HOME}"
     printf '%s\n' "$text" > "$out/nginx.conf"
 }
+
+# log/ and every file in it are their owner's alone (root's, as root): nginx's
+# error log holds request lines, the responders' logs client addresses and
+# account names. Files created later get 0600 from Scripts/run's umask 077;
+# this also tightens what an older start left behind.
+secure_log_directory() {
+    local folder="$GATEHOUSE_HOME/log"
+    mkdir -p "$folder" && chmod 700 "$folder" || die "cannot create $folder"
+    find "$folder" -maxdepth 1 -type f ! -perm 0600 -exec chmod 0600 {} + || die "cannot chmod the files in $folder"
+}
+
+# One note per running stack, so that Scripts/ssoctl acts on the stack that
+# runs rather than on the defaults: var/stacks/<pid of Scripts/run>, with
+# `home=`, `port=`, `bin_dir=` and `started=` lines. Scripts/run removes its
+# note when it exits; a note whose process is gone (or whose pid now names
+# another process: `started` differs) is ignored.
+STACKS_DIRECTORY="$GATEHOUSE_ROOT/var/stacks"
+
+# The start time of process PID in clock ticks (/proc/PID/stat field 22).
+process_start_time() {
+    local stat
+    stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+    stat="${stat##*) }"  # the fields after "pid (comm) ", which may hold spaces
+    set -- $stat
+    printf '%s\n' "${20}"
+}
+
+record_running_stack() {
+    local note="$STACKS_DIRECTORY/$$"
+    # Readable by anyone who may run Scripts/ssoctl (Scripts/run's umask is 077 here).
+    (umask 022 && mkdir -p "$STACKS_DIRECTORY") 2>/dev/null
+    { printf 'home=%s\nport=%s\nbin_dir=%s\nstarted=%s\n' "$GATEHOUSE_HOME" "$GATEHOUSE_BASE_PORT" "$BIN_DIR" \
+        "$(process_start_time $$)" > "$note.tmp" && chmod 644 "$note.tmp" && mv -f "$note.tmp" "$note"; } 2>/dev/null \
+        || log "warning: cannot write $note; Scripts/ssoctl will not find this stack without GATEHOUSE_HOME"
+}
+
+forget_running_stack() { rm -f "$STACKS_DIRECTORY/$$" "$STACKS_DIRECTORY/$$.tmp" 2>/dev/null; }
+
+# Prints the notes of the stacks still running; removes (if it may) the
+# note of one that is gone, left by a Scripts/run killed with SIGKILL.
+running_stack_notes() {
+    local note pid started
+    for note in "$STACKS_DIRECTORY"/*; do
+        pid="${note##*/}"
+        case "$pid" in '' | *[!0-9]*) continue ;; esac
+        if started="$(process_start_time "$pid")" && [ -n "$started" ] && [ "$started" = "$(note_value "$note" started)" ]; then
+            printf '%s\n' "$note"
+        else
+            rm -f "$note" 2>/dev/null
+        fi
+    done
+}
+
+# `KEY=` line of a note (read as data, never run).
+note_value() { sed -n "s/^$2=//p" "$1" | head -n 1; }

@@ -16,17 +16,17 @@ set_nginx_args() {
 }
 
 # Starts pool slot NAME-INDEX, after DELAY seconds if given: spawn-fcgi binds
-# the socket (owner-only, owned by nginx's worker user) and execs the
-# responder with it on fd 0. The delay runs in the child, so a responder
-# that keeps crashing never holds up the restart of any other.
+# the socket (as root: gatehouse:gatehouse-web 0660, Scripts/lib/accounts.sh),
+# becomes the responders' user and execs the responder with the socket on
+# fd 0. The delay runs in the child, so a responder that keeps crashing
+# never holds up the restart of any other.
 start_slot() {
     local name="$1" index="$2" delay="${3:-0}" socket="$GATEHOUSE_HOME/run/$1-$2.sock" pid owner=()
-    # spawn-fcgi refuses -U root; the socket is ours already in that case.
-    [ "$WORKER_USER" != "$(id -un)" ] && owner=(-U "$WORKER_USER")
+    mapfile -t owner < <(spawn_fcgi_owner_options)
     (
         [ "$delay" = 0 ] || sleep "$delay"
         rm -f "$socket"
-        exec spawn-fcgi -n -s "$socket" -M 0600 "${owner[@]}" -- "$BIN_DIR/$name" >>"$GATEHOUSE_HOME/log/$name.log" 2>&1
+        exec spawn-fcgi -n -s "$socket" "${owner[@]}" -- "$BIN_DIR/$name" >>"$GATEHOUSE_HOME/log/$name.log" 2>&1
     ) &
     pid=$!
     SLOT_OF_PID[$pid]="$name $index"

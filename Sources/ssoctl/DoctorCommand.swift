@@ -11,7 +11,7 @@ struct DoctorCommand: ParsableCommand {
             Prints one line per check: `ok|warn|fail  CHECK  DETAIL`. Exits 1 when any check fails, 0 otherwise (warnings \
             do not fail). Changes nothing: the database is opened read-only. Checks: config, database.open, \
             database.integrity, database.schema, database.journal, keys.active, keys.private-key, keys.age, keys.next, \
-            keys.files, files.home, files.database, files.keys-dir, nginx.config, tls.certificate (one line per file).
+            keys.files, files.home, files.database, files.keys-dir, files.log-dir, files.logs, nginx.config, tls.certificate (one line per file).
             """)
 
     @Flag(help: "Print {\"ok\": BOOL, \"checks\": [{\"status\", \"check\", \"detail\"}]} instead of lines.")

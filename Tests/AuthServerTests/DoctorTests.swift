@@ -66,7 +66,8 @@ final class DoctorTests: XCTestCase {
     func testAHealthyHomePassesEveryCheckThatHasSomethingToCheck() throws {
         let findings = try diagnose()
         let expected = ["config", "database.open", "database.integrity", "database.schema", "database.journal", "keys.active",
-                        "keys.private-key", "keys.age", "keys.next", "keys.files", "files.home", "files.database", "files.keys-dir"]
+                        "keys.private-key", "keys.age", "keys.next", "keys.files", "files.home", "files.database", "files.keys-dir",
+                        "files.log-dir", "files.logs"]
         for check in expected {
             let result = try finding(check, findings)
             XCTAssertEqual(result.status, .ok, result.line)
@@ -273,6 +274,36 @@ final class DoctorTests: XCTestCase {
         XCTAssertTrue(try finding("files.database", diagnose()).detail.contains("gatehouse.sqlite-wal is mode 0644 (other-readable)"))
         XCTAssertEqual(FilePermissionsCheck.who(0o075, directory: true), "group-readable/writable/searchable, other-readable/searchable")
         XCTAssertEqual(FilePermissionsCheck.who(0o010), "group-executable")
+    }
+
+    func testLogsMustBeTheOwnersAlone() throws {
+        let logs = issuer.home + "/log"
+        XCTAssertEqual(try finding("files.logs", diagnose()).line, "ok  files.logs  nothing to check: \(logs) absent",
+                       "production has no log/: nothing to check")
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: false)
+        chmod(logs, 0o700)
+        for name in ["nginx-error.log", "nginx-access.log", "token.log"] {
+            XCTAssertTrue(FileManager.default.createFile(atPath: logs + "/" + name, contents: Data("line\n".utf8)))
+            chmod(logs + "/" + name, 0o600)
+        }
+        XCTAssertEqual(try finding("files.logs", diagnose()).line, "ok  files.logs  3 files in \(logs), none readable by group or other")
+        XCTAssertEqual(try finding("files.log-dir", diagnose()).line, "ok  files.log-dir  \(logs) 0700")
+
+        for (mode, who) in [(0o644 as mode_t, "group-readable, other-readable"), (0o640, "group-readable"), (0o604, "other-readable"),
+                            (0o620, "group-writable")] {
+            chmod(logs + "/nginx-error.log", mode)
+            let result = try finding("files.logs", diagnose())
+            XCTAssertEqual(result.line, "fail  files.logs  group or other can access nginx-error.log (0\(String(mode, radix: 8)): \(who)) "
+                           + "in \(logs); chmod 600 them (expected 0600)")
+        }
+        chmod(logs + "/nginx-error.log", 0o600)
+
+        for (mode, expected) in [(0o755 as mode_t, DoctorFinding.Status.fail), (0o701, .fail), (0o770, .fail), (0o750, .warn),
+                                 (0o700, .ok)] {
+            chmod(logs, mode)
+            let result = try finding("files.log-dir", diagnose())
+            XCTAssertEqual(result.status, expected, result.line)
+        }
     }
 
     // MARK: nginx

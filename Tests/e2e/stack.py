@@ -39,7 +39,9 @@ def _port_free(port):
 
 
 class Stack:
-    def __init__(self, home=None, extra_env=None):
+    def __init__(self, home=None, extra_env=None, root=ROOT, command_prefix=()):
+        self.root = str(root)  # the checkout whose Scripts/run starts it
+        self.command_prefix = list(command_prefix)  # e.g. unshare, to run it in namespaces of its own
         self.owns_home = home is None
         self.home = home or tempfile.mkdtemp(prefix="gatehouse-e2e-")
         self.base = free_base_port()
@@ -63,7 +65,8 @@ class Stack:
         # Start Scripts/run as a terminal would: a shell that was itself started
         # in the background ignores SIGINT, and an ignored signal is inherited
         # across exec and cannot be trapped, so give the child the default back.
-        self.process = subprocess.Popen([os.path.join(ROOT, "Scripts", "run")], env=self.env, cwd=ROOT,
+        self.process = subprocess.Popen([*self.command_prefix, os.path.join(self.root, "Scripts", "run")], env=self.env,
+                                        cwd=self.root,
                                         stdout=self.output, stderr=subprocess.STDOUT, start_new_session=True,
                                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.time() + timeout

@@ -194,6 +194,31 @@ def test_production_nginx_keeps_the_dev_templates_headers_and_locations():
 
 # ---------------------------------------------------------------- systemd
 
+def unit_settings(path, section):
+    """KEY=value lines of one [section] of a unit file."""
+    settings, current = {}, None
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            current = line.strip("[]")
+        elif current == section and "=" in line and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            settings[key] = value
+    return settings
+
+
+def test_only_nginx_workers_may_connect_to_the_responder_sockets():
+    """A socket any local process could open would let it speak FastCGI to a
+    responder and set REMOTE_ADDR, Origin and Sec-Fetch-Site itself."""
+    socket = unit_settings(UNIT_DIR / "gatehouse@.socket", "Socket")
+    service = unit_settings(UNIT_DIR / "gatehouse@.service", "Service")
+    assert (socket["SocketUser"], socket["SocketGroup"], socket["SocketMode"]) == (service["User"], "gatehouse-web", "0660")
+    doc = DEPLOY_DOC.read_text()
+    for step in ("addgroup --system gatehouse-web", "adduser www-data gatehouse-web", "user gatehouse-web gatehouse-web;",
+                 "`SocketUser=gatehouse`, `SocketGroup=gatehouse-web`, `SocketMode=0660`"):
+        assert step in doc, step
+
+
 def installed_layout(tmp_path):
     """tmp/bin standing in for /usr/lib/gatehouse/bin, and the units rewritten to it."""
     bin_dir = tmp_path / "bin"

@@ -1,8 +1,12 @@
 """The two commands' promises: crash restart, clean stop, state reuse."""
+import grp
 import os
+import pwd
 import signal
+import subprocess
 import time
 
+from oidc_flow import App
 from stack import DEMO_PASSWORD, Stack
 
 
@@ -35,7 +39,18 @@ def test_sigint_stops_everything_and_a_second_start_reuses_the_state():
         time.sleep(0.5)
         assert first.processes() == [], "nothing left behind"
 
+        # A home left by an older Scripts/run: everything root's, logs open to all.
+        subprocess.run(["chown", "-R", "root:root", first.home], check=True)
+        logs = os.path.join(first.home, "log")
+        os.chmod(logs, 0o755)
+        os.chmod(os.path.join(logs, "token.log"), 0o644)
+
         second = Stack(home=first.home).start()
+        assert owner(logs) == "root:root 0700" and owner(os.path.join(logs, "token.log")) == "root:root 0600"
+        assert owner(os.path.join(first.home, "keys", kid + ".pem")) == "gatehouse:gatehouse 0600", "handed over"
+        app = App(second, second.session())
+        tokens = app.exchange(app.sign_in())
+        assert tokens.status_code == 200, tokens.text
         assert second.ssoctl("keys", "list").stdout.splitlines()[1].split()[0] == kid, "same signing key"
         users = second.ssoctl("user", "list").stdout
         assert users.count("alice@example.com") == 1, "demo user not created twice"
@@ -46,13 +61,33 @@ def test_sigint_stops_everything_and_a_second_start_reuses_the_state():
         first.remove()
 
 
+def owner(path):
+    info = os.stat(path)
+    return f"{pwd.getpwuid(info.st_uid).pw_name}:{grp.getgrgid(info.st_gid).gr_name} {info.st_mode & 0o777:04o}"
+
+
 def test_private_key_and_database_modes(stack):
     keys = os.path.join(stack.home, "keys")
-    assert os.stat(keys).st_mode & 0o777 == 0o700
+    assert owner(keys) == "gatehouse:gatehouse 0700"
     for name in os.listdir(keys):
-        assert os.stat(os.path.join(keys, name)).st_mode & 0o777 == 0o600
-    assert os.stat(os.path.join(stack.home, "gatehouse.sqlite")).st_mode & 0o777 == 0o600
-    assert os.stat(os.path.join(stack.home, "tls", "ca.key")).st_mode & 0o777 == 0o600
-    for name in os.listdir(os.path.join(stack.home, "run")):
-        if name.endswith(".sock"):
-            assert os.stat(os.path.join(stack.home, "run", name)).st_mode & 0o777 == 0o600
+        assert owner(os.path.join(keys, name)) == "gatehouse:gatehouse 0600", name
+    for name in ("gatehouse.sqlite", "gatehouse.sqlite-wal", "gatehouse.sqlite-shm"):
+        assert owner(os.path.join(stack.home, name)) == "gatehouse:gatehouse 0600", name
+    assert owner(stack.home) == "gatehouse:gatehouse 0711"
+    assert owner(os.path.join(stack.home, "tls", "ca.key")) == "root:root 0600"
+    assert owner(os.path.join(stack.home, "tls", "server.key")) == "root:root 0600"
+    assert owner(os.path.join(stack.home, "gatehouse.conf")) == "root:gatehouse 0640"
+    # Only nginx's workers (group gatehouse-web, its only member) may connect.
+    sockets = [name for name in os.listdir(os.path.join(stack.home, "run")) if name.endswith(".sock")]
+    assert len(sockets) == 2 * 11, sockets
+    for name in sockets:
+        assert owner(os.path.join(stack.home, "run", name)) == "gatehouse:gatehouse-web 0660", name
+    assert grp.getgrnam("gatehouse-web").gr_mem == [], "no other member in nginx's group"
+    assert [entry.pw_name for entry in pwd.getpwall() if entry.pw_gid == grp.getgrnam("gatehouse-web").gr_gid] == ["gatehouse-web"]
+    # The logs: root's alone, nginx's own included.
+    logs = os.path.join(stack.home, "log")
+    assert owner(logs) == "root:root 0700"
+    names = sorted(os.listdir(logs))
+    assert {"nginx-error.log", "nginx-access.log", "token.log", "api-a.log"} <= set(names), names
+    for name in names:
+        assert owner(os.path.join(logs, name)) == "root:root 0600", name

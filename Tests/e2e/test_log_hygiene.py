@@ -66,5 +66,26 @@ def test_no_secret_reaches_any_log_file():
         assert sum(len(text) for text in logs.values()) > 1000  # the logs were written
         leaks = [(name, file) for name, probe in probes.items() for file, text in logs.items() if probe in text]
         assert leaks == [], leaks
+        assert_logs_are_owner_only(stack, logs)
     finally:
         stack.remove()
+
+
+def assert_logs_are_owner_only(stack, logs):
+    """After the whole session, every log file (nginx's own included) is
+    0600 in a 0700 folder, doctor says so, and fails on a readable one."""
+    folder = os.path.join(stack.home, "log")
+    assert os.stat(folder).st_mode & 0o777 == 0o700
+    modes = {name: oct(os.stat(os.path.join(folder, name)).st_mode & 0o777) for name in logs}
+    assert set(modes.values()) == {"0o600"}, modes
+    lines = stack.ssoctl("doctor").stdout.splitlines()
+    assert f"ok  files.log-dir  {folder} 0700" in lines, lines
+    assert f"ok  files.logs  {len(logs)} files in {folder}, none readable by group or other" in lines, lines
+    os.chmod(os.path.join(folder, "nginx-error.log"), 0o644)
+    try:
+        doctor = stack.ssoctl("doctor")
+        assert doctor.returncode == 1
+        assert (f"fail  files.logs  group or other can access nginx-error.log (0644: group-readable, other-readable) "
+                f"in {folder}; chmod 600 them (expected 0600)") in doctor.stdout.splitlines(), doctor.stdout
+    finally:
+        os.chmod(os.path.join(folder, "nginx-error.log"), 0o600)

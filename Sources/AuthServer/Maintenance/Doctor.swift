@@ -19,6 +19,8 @@ public enum Doctor {
         FilePermissionsCheck.home,
         FilePermissionsCheck.database,
         FilePermissionsCheck.keysDirectory,
+        FilePermissionsCheck.logDirectory,
+        LogFilesCheck(),
         NginxConfigCheck(),
         CertificateExpiryCheck(),
     ]

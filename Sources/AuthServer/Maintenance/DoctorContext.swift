@@ -34,4 +34,7 @@ public final class DoctorContext {
     }
 
     var nginxConfigPath: String { settings.nginxConfigPath ?? home + "/nginx/nginx.conf" }
+
+    /// Where Scripts/run writes nginx's and the responders' logs.
+    var logDirectory: String { home + "/log" }
 }

@@ -29,6 +29,11 @@ struct FilePermissionsCheck: DoctorCheck {
     static let keysDirectory = FilePermissionsCheck(check: "files.keys-dir", paths: { [($0.config.keysDirectory, true)] },
                                                     failing: 0o022, warning: 0o055, expectation: "0700")
 
+    /// Scripts/run's log/ (production logs to the journal and nginx's own
+    /// files, so there is none there): 0700, its files are LogFilesCheck's.
+    static let logDirectory = FilePermissionsCheck(check: "files.log-dir", paths: { [($0.logDirectory, false)] },
+                                                   failing: 0o027, warning: 0o050, expectation: "0700")
+
     func findings(_ context: DoctorContext) -> [DoctorFinding] {
         var seen: [String] = [], failures: [String] = [], warnings: [String] = []
         for (path, required) in paths(context) {
@@ -45,6 +50,7 @@ struct FilePermissionsCheck: DoctorCheck {
         }
         if !failures.isEmpty { return [DoctorFinding(.fail, check, failures.joined(separator: "; ") + " (expected \(expectation))")] }
         if !warnings.isEmpty { return [DoctorFinding(.warn, check, warnings.joined(separator: "; ") + " (expected \(expectation))")] }
+        if seen.isEmpty { return [DoctorFinding(.ok, check, "nothing to check: \(paths(context).map(\.path).joined(separator: ", ")) absent")] }
         return [DoctorFinding(.ok, check, seen.joined(separator: ", "))]
     }
 
