@@ -30,27 +30,40 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
-        .target(name: "SSOCore", dependencies: ["CFastCGI", "COpenSSL", "CSQLite"]),
-        .target(name: "AuthServer", dependencies: ["SSOCore"]),
-        .target(name: "ResourceServer", dependencies: ["SSOCore"]),
+        .target(name: "SSOCore", dependencies: ["CFastCGI", "COpenSSL"]),
+        // SQLite behind one small owned wrapper (prepared statements, exact
+        // byte lengths, busy handler, migrations).
+        .target(name: "SQLiteClient", dependencies: ["CSQLite", "SSOCore"]),
+        // The issuer's storage boundary: one protocol per aggregate, no SQL.
+        .target(name: "IssuerStorage"),
+        // Every SQL string the issuer runs lives in a backend target; the
+        // issuer's logic (AuthServer) links neither, so it cannot write SQL.
+        .target(name: "IssuerStorageSQLite", dependencies: ["IssuerStorage", "SQLiteClient", "SSOCore"]),
+        .target(name: "IssuerStoragePostgreSQL", dependencies: ["IssuerStorage", "PostgreSQLClient", "SSOCore"]),
+        .target(name: "AuthServer", dependencies: ["SSOCore", "IssuerStorage"]),
+        // The composition root's helper: the only target that knows both
+        // the issuer's logic and the backends.
+        .target(name: "IssuerComposition", dependencies: ["AuthServer", "IssuerStorage", "IssuerStorageSQLite", "IssuerStoragePostgreSQL",
+                                                         "PostgreSQLClient", "SQLiteClient", "SSOCore"]),
+        .target(name: "ResourceServer", dependencies: ["SSOCore", "SQLiteClient"]),
         // libpq behind one small owned wrapper (prepared statements, binary
         // parameters, bounded waits, reconnect with backoff).
         .target(name: "PostgreSQLClient", dependencies: ["CPostgreSQL", "SSOCore"]),
-        .executableTarget(name: "jwks", dependencies: ["SSOCore", "AuthServer"]),
+        .executableTarget(name: "jwks", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         .executableTarget(name: "discovery", dependencies: ["SSOCore", "AuthServer"]),
         .executableTarget(name: "hello-fcgi", dependencies: ["SSOCore"]),
-        .executableTarget(name: "authorize", dependencies: ["SSOCore", "AuthServer"]),
-        .executableTarget(name: "login", dependencies: ["SSOCore", "AuthServer"]),
-        .executableTarget(name: "token", dependencies: ["SSOCore", "AuthServer"]),
-        .executableTarget(name: "userinfo", dependencies: ["SSOCore", "AuthServer"]),
-        .executableTarget(name: "logout", dependencies: ["SSOCore", "AuthServer"]),
-        .executableTarget(name: "revoke", dependencies: ["SSOCore", "AuthServer"]),
-        .executableTarget(name: "introspect", dependencies: ["SSOCore", "AuthServer"]),
+        .executableTarget(name: "authorize", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
+        .executableTarget(name: "login", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
+        .executableTarget(name: "token", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
+        .executableTarget(name: "userinfo", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
+        .executableTarget(name: "logout", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
+        .executableTarget(name: "revoke", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
+        .executableTarget(name: "introspect", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         // The resource servers: SSOCore and ResourceServer only, never AuthServer.
         .executableTarget(name: "api-a", dependencies: ["SSOCore", "ResourceServer"]),
         .executableTarget(name: "api-b", dependencies: ["SSOCore", "ResourceServer"]),
         .executableTarget(name: "ssoctl", dependencies: [
-            "SSOCore", "AuthServer",
+            "SSOCore", "AuthServer", "IssuerStorage", "IssuerComposition",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // A native app's side of the sign-in, from a terminal: a client of the
@@ -59,10 +72,15 @@ let package = Package(
             "SSOCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "SSOCoreTests", dependencies: ["SSOCore"]),
-        .testTarget(name: "AuthServerTests", dependencies: ["AuthServer", "SSOCore"]),
-        .testTarget(name: "ResourceServerTests", dependencies: ["ResourceServer", "SSOCore"]),
+        .testTarget(name: "SSOCoreTests", dependencies: ["SSOCore", "SQLiteClient"]),
+        .testTarget(name: "AuthServerTests", dependencies: ["AuthServer", "IssuerStorage", "IssuerStorageSQLite", "IssuerComposition",
+                                                            "SQLiteClient", "SSOCore"]),
+        .testTarget(name: "ResourceServerTests", dependencies: ["ResourceServer", "SSOCore", "SQLiteClient"]),
         .testTarget(name: "PostgreSQLClientTests", dependencies: ["PostgreSQLClient", "SSOCore"]),
+        // Every storage backend must pass the same suite, races included.
+        .testTarget(name: "IssuerStorageConformanceTests", dependencies: [
+            "IssuerStorage", "IssuerStorageSQLite", "IssuerStoragePostgreSQL", "PostgreSQLClient", "SQLiteClient",
+        ]),
     ],
     swiftLanguageModes: [.v5]
 )

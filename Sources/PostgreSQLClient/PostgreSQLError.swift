@@ -38,14 +38,20 @@ public struct PostgreSQLError: Error, CustomStringConvertible {
     public var isUniqueViolation: Bool { sqlState == "23505" }
     /// Class 23: any integrity constraint.
     public var isConstraint: Bool { sqlState.hasPrefix("23") }
+    /// Class 22: the value itself is unacceptable (a NUL in text, invalid
+    /// UTF-8, out of range): the request's fault, never the server's.
+    public var isDataException: Bool { sqlState.hasPrefix("22") }
 }
 
 extension PostgreSQLError: HTTPResponseError {
     /// An unreachable or busy database is a 503 with Retry-After (RFC 9110
-    /// §15.6.4), never a hang and never a 500; anything else is a server
-    /// fault, a logged 500 with no detail on the wire.
+    /// §15.6.4), never a hang and never a 500; a value the database cannot
+    /// take is a 400; anything else is a server fault, a logged 500 with no
+    /// detail on the wire.
     public var response: Response {
-        isTemporary ? .plainError(503, "temporarily_unavailable", headers: [("Retry-After", "2")]) : .plainError(500, "server_error")
+        if isTemporary { return .plainError(503, "temporarily_unavailable", headers: [("Retry-After", "2")]) }
+        if isDataException { return .plainError(400, "invalid_request") }
+        return .plainError(500, "server_error")
     }
     public var logDetail: String { description }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import SQLiteClient
 import SSOCore
 
 /// Resource server B: `GET /api/records` for tokens whose audience is its
@@ -17,7 +18,7 @@ public enum ServerB {
     /// Everything built once per process: configuration, database and its
     /// prepared statement, JWKS cache.
     public static func makeResponder(config: GatehouseConfig, environment: [String: String]) throws -> ProtectedAPIResponder {
-        let store = try ServerBRecordStore(database: SQLiteDatabase(path: config.databasePath))
+        let store = try ServerBRecordStore(database: SQLiteDatabase(path: config.resourceServerDatabasePath))
         let keys = ResourceServerSetup.jwksCache(config: config, environment: environment, endpoint: endpoint)
         return responder(policy: policy(config: config), keys: keys, store: store)
     }

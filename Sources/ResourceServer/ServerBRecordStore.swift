@@ -1,3 +1,4 @@
+import SQLiteClient
 import SSOCore
 
 /// Resource server B's own rows, in its own table of the shared SQLite file

@@ -1,7 +1,8 @@
 import AuthServer
+import IssuerComposition
 import SSOCore
 
 // The authorize responder: GET|POST /authorize.
 ResponderProcess.run(endpoint: "authorize") { config in
-    AuthorizeResponder(config: config, database: try IssuerSchema.open(config))
+    AuthorizeResponder(services: try IssuerComposition.services(config))
 }

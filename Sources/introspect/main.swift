@@ -1,7 +1,8 @@
 import AuthServer
+import IssuerComposition
 import SSOCore
 
 // The introspection responder: POST /introspect (RFC 7662).
 ResponderProcess.run(endpoint: "introspect") { config in
-    IntrospectionResponder(config: config, database: try IssuerSchema.open(config))
+    IntrospectionResponder(services: try IssuerComposition.services(config))
 }

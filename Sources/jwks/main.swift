@@ -1,8 +1,8 @@
 import AuthServer
+import IssuerComposition
 import SSOCore
 
 // The jwks responder: /.well-known/jwks.json.
 ResponderProcess.run(endpoint: "jwks") { config in
-    let database = try IssuerSchema.open(config)
-    return JWKSResponder(database: database, keys: SigningKeyStore(config: config, database: database))
+    JWKSResponder(keys: try IssuerComposition.services(config).signingKeys)
 }

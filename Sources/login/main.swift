@@ -1,7 +1,8 @@
 import AuthServer
+import IssuerComposition
 import SSOCore
 
 // The login responder: POST /login from the static login page.
 ResponderProcess.run(endpoint: "login") { config in
-    try LoginResponder(config: config, database: try IssuerSchema.open(config))
+    try LoginResponder(services: try IssuerComposition.services(config))
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthServer
+import IssuerStorage
 
 struct ClientCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthServer
+import IssuerStorage
 
 /// `ssoctl client group NAME [--allow-device-id | --no-allow-device-id]`.
 struct ClientGroupCommand: ParsableCommand {
@@ -19,7 +20,7 @@ struct ClientGroupCommand: ParsableCommand {
 
     func run() throws {
         let context = try Context.open()
-        let groups = NativeSSOGroupStore(database: context.database)
+        let groups = context.services.nativeSSOGroups
         let group = attempt {
             if let allowDeviceID { try groups.setAllowsDeviceID(allowDeviceID, group: name) } else { try groups.group(named: name) }
         }

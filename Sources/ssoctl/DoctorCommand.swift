@@ -1,5 +1,7 @@
 import ArgumentParser
 import AuthServer
+import IssuerComposition
+import IssuerStorage
 import SSOCore
 
 /// `ssoctl doctor`: checks the deployment without changing it.
@@ -54,7 +56,7 @@ struct DoctorCommand: ParsableCommand {
         settings.certificatePaths = certificates
         settings.quickIntegrityCheck = quick
         settings.runCommand = ExternalCommand.run
-        let findings = Doctor.run(Doctor.context(settings: settings))
+        let findings = Doctor.run(Doctor.context(settings: settings, openStorage: IssuerComposition.openStorageForInspection))
         let healthy = !findings.contains { $0.status == .fail }
         if json {
             struct Report: Encodable { let ok: Bool; let checks: [DoctorFinding] }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthServer
+import IssuerStorage
 
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthServer
+import IssuerStorage
 
 struct SessionsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,7 +19,7 @@ struct SessionsCommand: ParsableCommand {
                 guard let user = attempt({ try context.users.find(email: email) }) else { fail("no user with email \(email)") }
                 userID = user.id
             }
-            let sessions = attempt { try SSOSessionStore(database: context.database).list(userID: userID) }
+            let sessions = attempt { try context.services.sessions.list(userID: userID) }
             printTable(["SID", "USER", "AUTH_TIME", "CREATED", "EXPIRES", "STATE", "AMR"], sessions.map {
                 [$0.sid, $0.email, formatTime($0.authTime), formatTime($0.createdAt), formatTime($0.expiresAt), $0.state.rawValue,
                  $0.amr.joined(separator: ",")]
@@ -34,7 +35,7 @@ struct SessionsCommand: ParsableCommand {
 
         func run() throws {
             let context = try Context.open()
-            let session = attempt { try AccountChanges(database: context.database, users: context.users).endSession(sid: sid) }
+            let session = attempt { try context.services.accountChanges.endSession(sid: sid) }
             print(session.state == .ended ? "session \(sid) was already ended; its refresh tokens are revoked"
                                           : "ended session \(sid) of \(session.email) and revoked its refresh tokens")
         }

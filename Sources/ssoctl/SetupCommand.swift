@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthServer
+import IssuerStorage
 import Foundation
 import SSOCore
 
@@ -16,19 +17,19 @@ struct SetupCommand: ParsableCommand {
     var appLinksDirectory: String?
 
     func run() throws {
-        let context = try Context.open()
+        let context = try Context.open(creatingMasterKey: true)
         if attempt({ try context.keys.activeKID() }) == nil {
             let kid = attempt { try context.keys.rotate() }
             print("created signing key \(kid)")
         }
         // The responders would create it too; creating it here first means
         // they never race each other to it.
-        _ = attempt { try SecretKeyFile.loadOrCreate(path: context.config.refreshSealingKeyPath) }
+        _ = attempt { try context.services.refreshSealingKey() }
         if let appLinksDirectory { attempt { try AppLinkFiles.write(context.config, to: appLinksDirectory) } }
         guard demo else { return }
         let chosen = ProcessInfo.processInfo.environment["GATEHOUSE_DEMO_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
         let password = chosen ?? SecureRandom.token(byteCount: 12)
-        let created = attempt { try DemoData.ensure(config: context.config, clients: context.clients, users: context.users, password: password) }
+        let created = attempt { try DemoData.ensure(context.services, password: password) }
         if created {
             print("demo user: \(DemoData.email) password: \(password)")
         } else {

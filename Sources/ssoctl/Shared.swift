@@ -1,4 +1,6 @@
 import AuthServer
+import IssuerComposition
+import IssuerStorage
 import ArgumentParser
 import Foundation
 import SSOCore
@@ -6,21 +8,24 @@ import SSOCore
 /// What every subcommand opens: the configuration and the migrated database.
 struct Context {
     let config: GatehouseConfig
-    let database: SQLiteDatabase
+    let services: IssuerServices
 
-    static func open() throws -> Context {
+    /// `creatingMasterKey`: only `ssoctl setup` may create a PostgreSQL
+    /// deployment's master key (the first node's); every other command
+    /// needs the copy.
+    static func open(creatingMasterKey: Bool = false) throws -> Context {
         do {
             let config = try GatehouseConfig.load()
             try FileManager.default.createDirectory(atPath: config.home, withIntermediateDirectories: true)
-            return Context(config: config, database: try IssuerSchema.open(config))
+            return Context(config: config, services: try IssuerComposition.services(config, creatingMasterKey: creatingMasterKey))
         } catch {
             fail("\(error)")
         }
     }
 
-    var users: UserStore { UserStore(database: database) }
-    var clients: ClientStore { ClientStore(database: database) }
-    var keys: SigningKeyStore { SigningKeyStore(config: config, database: database) }
+    var users: UserAccounts { services.users }
+    var clients: ClientRegistry { services.clients }
+    var keys: SigningKeys { services.signingKeys }
 }
 
 /// Prints a clear message to standard error and exits 1; nothing was changed.

@@ -1,5 +1,7 @@
 import ArgumentParser
 import AuthServer
+import IssuerStorage
+import IssuerComposition
 import Foundation
 import SSOCore
 
@@ -18,8 +20,11 @@ struct StatsCommand: ParsableCommand {
 
     func run() throws {
         let config = attempt { try GatehouseConfig.load() }
-        let database = attempt { try ReadOnlyDatabase.open(config.databasePath) }
-        let stats = attempt { try IssuerStatisticsQuery(config: config, database: database).gather() }
+        let storage = attempt { try IssuerComposition.openStorageForInspection(config) }
+        var stats = attempt { try storage.maintenance.statistics(now: systemClock()) }
+        stats.signingKeys = attempt {
+            try SigningKeys(storage: storage, tokenLifetime: IssuerSettings(config: config).lifetimes.signingKeyRetention).countsByState()
+        }
         if json {
             print(String(decoding: attempt { try JSON.encode(stats) }, as: UTF8.self))
             return

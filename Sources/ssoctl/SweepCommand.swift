@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthServer
+import IssuerStorage
 
 /// Scripts/run runs this every minute; production runs it from a timer.
 struct SweepCommand: ParsableCommand {
@@ -10,7 +11,7 @@ struct SweepCommand: ParsableCommand {
 
     func run() throws {
         let context = try Context.open()
-        let removed = attempt { try Sweeper(config: context.config, database: context.database).sweep() }
+        let removed = attempt { try Sweeper(settings: context.services.settings, storage: context.services.storage).sweep() }
         let lines = removed.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
         if !quiet || !lines.isEmpty { print(lines.isEmpty ? "nothing to sweep" : "swept " + lines.joined(separator: ", ")) }
     }

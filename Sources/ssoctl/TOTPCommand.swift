@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthServer
+import IssuerStorage
 
 /// `ssoctl user totp EMAIL`: enrols (or re-enrols) TOTP for a user.
 struct TOTPCommand: ParsableCommand {
@@ -17,8 +18,7 @@ struct TOTPCommand: ParsableCommand {
     func run() throws {
         let context = try Context.open()
         guard let user = attempt({ try context.users.find(email: email) }) else { fail("no user with email \(email)") }
-        let store = TOTPStore(database: context.database, sealer: TOTPSecretSealer(keysDirectory: context.config.keysDirectory))
-        let secret = attempt { try store.enrol(userID: user.id) }
+        let secret = attempt { try context.services.totp.enrol(userID: user.id) }
         print(OTPAuthURI.totp(email: user.email, secret: secret))
     }
 }

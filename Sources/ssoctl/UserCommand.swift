@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthServer
+import IssuerStorage
 
 struct UserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -33,7 +34,7 @@ struct UserCommand: ParsableCommand {
             guard passwordStdin else { fail("pass --password-stdin and the password on standard input") }
             let password = readSecretLine("password")
             let context = try Context.open()
-            let result = attempt { try AccountChanges(database: context.database, users: context.users).changePassword(email: email, password: password) }
+            let result = attempt { try context.services.accountChanges.changePassword(email: email, password: password) }
             print("password changed for \(result.user.email); ended \(result.endedSessions.count) session(s)")
         }
     }
@@ -46,7 +47,7 @@ struct UserCommand: ParsableCommand {
 
         func run() throws {
             let context = try Context.open()
-            let result = attempt { try AccountChanges(database: context.database, users: context.users).disable(email: email) }
+            let result = attempt { try context.services.accountChanges.disable(email: email) }
             print("disabled \(result.user.email); ended \(result.endedSessions.count) session(s)")
         }
     }

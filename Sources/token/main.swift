@@ -1,7 +1,8 @@
 import AuthServer
+import IssuerComposition
 import SSOCore
 
 // The token responder: POST /token.
 ResponderProcess.run(endpoint: "token") { config in
-    try TokenResponder(config: config, database: try IssuerSchema.open(config))
+    try TokenResponder(services: try IssuerComposition.services(config))
 }

@@ -1,7 +1,8 @@
 import AuthServer
+import IssuerComposition
 import SSOCore
 
 // The userinfo responder: GET|POST /userinfo.
 ResponderProcess.run(endpoint: "userinfo") { config in
-    UserInfoResponder(config: config, database: try IssuerSchema.open(config))
+    UserInfoResponder(services: try IssuerComposition.services(config))
 }

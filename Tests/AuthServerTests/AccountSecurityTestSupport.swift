@@ -1,13 +1,17 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 extension LoginThrottle {
     /// Whether the account `email` finds (or, for an unknown email, that
     /// email's own counter) is locked now.
     func isAccountLocked(email: String) throws -> Bool {
-        let user = try UserStore(database: database).find(email: email)
+        let user = try storage.read.users.find(email: email)
         return try isLocked(user.map { .user(id: $0.id) } ?? .unknown(email: email))
     }
 }
@@ -16,13 +20,11 @@ extension LoginThrottle {
 extension SignInHarness {
     static let otherPassword = "another long password"
 
-    var totpStore: TOTPStore {
-        TOTPStore(database: database, sealer: TOTPSecretSealer(keysDirectory: issuer.config.keysDirectory), clock: clock.clock)
-    }
+    var totpStore: TOTPEnrolments { services.totp }
 
-    var throttle: LoginThrottle { LoginThrottle(database: database, clock: clock.clock) }
+    var throttle: LoginThrottle { services.loginThrottle }
 
-    var accountChanges: AccountChanges { AccountChanges(database: database, users: issuer.users, clock: clock.clock) }
+    var accountChanges: AccountChanges { services.accountChanges }
 
     /// A user of its own (password `otherPassword`), optionally enrolled in
     /// TOTP; returns the user and the TOTP seed.
@@ -49,7 +51,7 @@ extension SignInHarness {
         var pairs = [("req", req ?? pending.formToken)]
         if let otp { pairs.append(("otp", otp)) }
         var request = Self.formRequest("/login", RequestParameters(pairs + extra),
-                                       headers: Self.cookieHeader([PendingAuthorizationStore.cookieName: pending.cookieSecret]))
+                                       headers: Self.cookieHeader([PendingAuthorizations.cookieName: pending.cookieSecret]))
         request.remoteAddress = address
         return run(login, request, file: file, line: line)
     }
@@ -83,5 +85,5 @@ extension SignInHarness {
 }
 
 extension SignInHarness {
-    var sessions: SSOSessionStore { SSOSessionStore(database: database, clock: clock.clock) }
+    var sessions: SSOSessions { services.sessions }
 }

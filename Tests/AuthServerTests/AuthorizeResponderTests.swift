@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// `GET|POST /authorize`, in-process: every check of the authorization
@@ -420,7 +424,7 @@ final class AuthorizeResponderTests: SignInTestCase {
         // Ended: logged out (or replaced).
         let second = try harness.signIn().sessionSecret
         let sid = try XCTUnwrap(harness.sessionRows().last?.sid)
-        try SSOSessionStore(database: harness.database, clock: clock.clock).end(sid: sid)
+        try harness.endSession(sid)
         XCTAssertEqual(harness.authorizeGET(H.authorizationParameters(), cookies: ["sso_session": second]).locationBase, "/login.html")
 
         // Disabled: the account was disabled after signing in.

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// Each way a code exchange can go wrong says which one it was: on the wire

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// `ssoctl doctor`'s checks on a temporary home: each one passes on a
@@ -10,8 +14,8 @@ final class DoctorTests: XCTestCase {
     var clock: TestClock!
 
     override func setUpWithError() throws {
-        issuer = try TemporaryIssuer()
         clock = TestClock()
+        issuer = try TemporaryIssuer(clock: clock.clock)
         chmod(issuer.home, 0o711)
         try keys.rotate()
         // What Scripts/run writes; its absence is a warning of its own.
@@ -20,9 +24,8 @@ final class DoctorTests: XCTestCase {
 
     override func tearDown() { issuer?.cleanUp() }
 
-    var keys: SigningKeyStore {
-        SigningKeyStore(database: issuer.database, keysDirectory: issuer.config.keysDirectory, clock: clock.clock,
-                        tokenLifetime: issuer.config.signingKeyRetention)
+    var keys: SigningKeys {
+        issuer.keys
     }
 
     /// Foundation's Process, as ssoctl runs programs (the library cannot).
@@ -44,7 +47,7 @@ final class DoctorTests: XCTestCase {
         var settings = DoctorSettings()
         settings.runCommand = Self.runProcess
         configure(&settings)
-        let context = DoctorContext(config: issuer.config, database: try ReadOnlyDatabase.open(issuer.config.databasePath),
+        let context = DoctorContext(config: issuer.config, storage: try IssuerComposition.openStorageForInspection(issuer.config),
                                     settings: settings, clock: clock.clock)
         return Doctor.run(context)
     }
@@ -59,7 +62,7 @@ final class DoctorTests: XCTestCase {
         try finding(check, findings, file: file, line: line).status
     }
 
-    var activeKeyPath: String { get throws { keys.privateKeyPath(try XCTUnwrap(keys.activeKID())) } }
+    var activeKeyPath: String { get throws { issuer.privateKeyPath(try XCTUnwrap(keys.activeKID())) } }
 
     // MARK: A healthy home
 
@@ -76,7 +79,7 @@ final class DoctorTests: XCTestCase {
         XCTAssertEqual(try status("nginx.config", findings), .warn)
         XCTAssertEqual(try status("tls.certificate", findings), .warn)
         XCTAssertEqual(try finding("database.integrity", findings).line, "ok  database.integrity  PRAGMA integrity_check: ok")
-        XCTAssertEqual(try finding("database.schema", findings).detail, "issuer schema version \(IssuerSchema.migrations.last!.version), up to date")
+        XCTAssertEqual(try finding("database.schema", findings).detail, "issuer schema version \(SQLiteIssuerSchema.migrations.last!.version), up to date")
         XCTAssertTrue(try finding("keys.private-key", findings).detail.hasSuffix("mode 0600, RSA-2048, matches its kid"))
     }
 
@@ -92,7 +95,7 @@ final class DoctorTests: XCTestCase {
 
     func testAConfigurationThatDoesNotLoadFailsAndTheOtherChecksStillRun() throws {
         let context = Doctor.context(environment: ["GATEHOUSE_HOME": issuer.home, "GATEHOUSE_ISSUER": "http://localhost:8443"],
-                                     clock: clock.clock)
+                                     clock: clock.clock, openStorage: IssuerComposition.openStorageForInspection)
         let findings = Doctor.run(context)
         let config = try finding("config", findings)
         XCTAssertEqual(config.status, .fail)
@@ -103,14 +106,14 @@ final class DoctorTests: XCTestCase {
 
     func testIncoherentSettingsAreReported() throws {
         var findings = Doctor.run(Doctor.context(environment: ["GATEHOUSE_HOME": issuer.home, "GATEHOUSE_API_A_ORIGIN": "https://api.example",
-                                                               "GATEHOUSE_API_B_ORIGIN": "https://api.example"], clock: clock.clock))
+                                                               "GATEHOUSE_API_B_ORIGIN": "https://api.example"], clock: clock.clock, openStorage: IssuerComposition.openStorageForInspection))
         XCTAssertEqual(try status("config", findings), .fail)
         XCTAssertTrue(try finding("config", findings).detail.contains("api-a and api-b share the origin https://api.example"))
         findings = Doctor.run(Doctor.context(environment: ["GATEHOUSE_HOME": issuer.home, "GATEHOUSE_KEY_ACTIVATION_DELAY": "10",
-                                                           "GATEHOUSE_JWKS_MAX_AGE": "3600"], clock: clock.clock))
+                                                           "GATEHOUSE_JWKS_MAX_AGE": "3600"], clock: clock.clock, openStorage: IssuerComposition.openStorageForInspection))
         XCTAssertEqual(try status("config", findings), .warn)
         XCTAssertTrue(try finding("config", findings).detail.contains("GATEHOUSE_KEY_ACTIVATION_DELAY"))
-        findings = Doctor.run(Doctor.context(environment: [:], clock: clock.clock))
+        findings = Doctor.run(Doctor.context(environment: [:], clock: clock.clock, openStorage: IssuerComposition.openStorageForInspection))
         XCTAssertTrue(try finding("config", findings).detail.contains("GATEHOUSE_HOME is not set"))
     }
 
@@ -119,7 +122,7 @@ final class DoctorTests: XCTestCase {
     func testAMissingDatabaseFailsAndIsNotCreated() throws {
         let home = issuer.home + "/elsewhere"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let findings = Doctor.run(Doctor.context(environment: ["GATEHOUSE_HOME": home], clock: clock.clock))
+        let findings = Doctor.run(Doctor.context(environment: ["GATEHOUSE_HOME": home], clock: clock.clock, openStorage: IssuerComposition.openStorageForInspection))
         XCTAssertEqual(try status("database.open", findings), .fail)
         XCTAssertFalse(FileManager.default.fileExists(atPath: home + "/gatehouse.sqlite"))
         XCTAssertFalse(findings.contains { $0.check.hasPrefix("database.") && $0.check != "database.open" }, "nothing to look into")
@@ -149,7 +152,7 @@ final class DoctorTests: XCTestCase {
         try issuer.database.execute("UPDATE schema_migrations SET version = 3 WHERE component = 'issuer'")
         var schema = try finding("database.schema", diagnose())
         XCTAssertEqual(schema.status, .fail)
-        XCTAssertEqual(schema.detail, "issuer schema version 3, this build expects \(IssuerSchema.migrations.last!.version): run ssoctl setup")
+        XCTAssertEqual(schema.detail, "issuer schema version 3, this build expects \(SQLiteIssuerSchema.migrations.last!.version): run ssoctl setup")
         try issuer.database.execute("UPDATE schema_migrations SET version = 9 WHERE component = 'issuer'")
         schema = try finding("database.schema", diagnose())
         XCTAssertEqual(schema.status, .fail)
@@ -228,9 +231,9 @@ final class DoctorTests: XCTestCase {
         var keysNext = try finding("keys.next", diagnose())
         XCTAssertEqual(keysNext.status, .ok)
         XCTAssertEqual(keysNext.detail, "\(next) published, signs from \(DoctorTime.format(clock.now + 600))")
-        chmod(keys.privateKeyPath(next), 0o644)
+        chmod(issuer.privateKeyPath(next), 0o644)
         XCTAssertEqual(try status("keys.next", diagnose()), .fail)
-        try FileManager.default.removeItem(atPath: keys.privateKeyPath(next))
+        try FileManager.default.removeItem(atPath: issuer.privateKeyPath(next))
         keysNext = try finding("keys.next", diagnose())
         XCTAssertEqual(keysNext.status, .fail)
         XCTAssertTrue(keysNext.detail.hasSuffix("is missing: \(next) cannot sign"))
@@ -397,7 +400,7 @@ final class DoctorTests: XCTestCase {
     func certificateFinding(at now: Int64, _ path: String) throws -> DoctorFinding {
         var settings = DoctorSettings()
         settings.certificatePaths = [path]
-        let context = DoctorContext(config: issuer.config, database: nil, settings: settings, clock: TestClock(now).clock)
+        let context = DoctorContext(config: issuer.config, storage: nil, settings: settings, clock: TestClock(now).clock)
         return try XCTUnwrap(CertificateExpiryCheck().findings(context).first)
     }
 

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// The outside review's high finding and its class: identifiers are bytes.

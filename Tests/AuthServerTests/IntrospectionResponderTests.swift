@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// `POST /introspect` in-process (RFC 7662): who may ask, what an active
@@ -116,7 +120,7 @@ final class IntrospectionResponderTests: SessionEndpointsTestCase {
         try assertInactive(try XCTUnwrap(revoked.refreshToken), "revoked refresh token")
 
         let orphan = try signInAndExchange()
-        try SSOSessionStore(database: harness.database, clock: clock.clock).end(sid: orphan.sid)
+        try harness.endSession(orphan.sid)
         try assertInactive(try XCTUnwrap(orphan.refreshToken), "refresh token of an ended session")
     }
 

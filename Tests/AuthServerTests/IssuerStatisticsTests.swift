@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// `ssoctl stats`: each count follows the same rule as the store that owns
@@ -11,8 +15,10 @@ final class IssuerStatisticsTests: SignInTestCase {
 
     /// Through a read-only connection, as ssoctl runs it: any write would throw.
     func stats() throws -> IssuerStatistics {
-        let database = try ReadOnlyDatabase.open(issuer.config.databasePath)
-        return try IssuerStatisticsQuery(config: issuer.config, database: database, clock: clock.clock).gather()
+        let storage = try IssuerComposition.openStorageForInspection(issuer.config)
+        var stats = try storage.maintenance.statistics(now: clock.now)
+        stats.signingKeys = try SigningKeys(storage: storage, clock: clock.clock, tokenLifetime: issuer.config.signingKeyRetention).countsByState()
+        return stats
     }
 
     func testAFreshIssuer() throws {
@@ -63,7 +69,7 @@ final class IssuerStatisticsTests: SignInTestCase {
         _ = harness.tokenPOST(H.codeExchange(code: signedIn.code))
         _ = try issuer.users.add(email: "bob@example.com", name: "Bob", password: "long enough password", roles: ["user"])
         XCTAssertEqual(try stats().users, .init(total: 2, disabled: 0))
-        _ = try AccountChanges(database: issuer.database, users: issuer.users).disable(email: DemoData.email)
+        _ = try harness.services.accountChanges.disable(email: DemoData.email)
         let stats = try stats()
         XCTAssertEqual(stats.users, .init(total: 2, disabled: 1))
         XCTAssertEqual(stats.liveSSOSessions, 0)
@@ -77,19 +83,19 @@ final class IssuerStatisticsTests: SignInTestCase {
     }
 
     func testRevokedAccessTokensCountUntilTheyExpire() throws {
-        let revoked = RevokedAccessTokenStore(database: issuer.database)
-        try revoked.revoke(jti: "a", expiresAt: clock.now + 100)
-        try revoked.revoke(jti: "b", expiresAt: clock.now + 900)
-        try revoked.revoke(jti: "c", expiresAt: clock.now - 1)
+        try issuer.storage.write { tx in
+            try tx.revokedAccessTokens.revoke(jti: "a", expiresAt: clock.now + 100)
+            try tx.revokedAccessTokens.revoke(jti: "b", expiresAt: clock.now + 900)
+            try tx.revokedAccessTokens.revoke(jti: "c", expiresAt: clock.now - 1)
+        }
         XCTAssertEqual(try stats().revokedAccessTokens, 2)
         clock.advance(100)
         XCTAssertEqual(try stats().revokedAccessTokens, 1)
     }
 
     func testSigningKeysByState() throws {
-        let first = try XCTUnwrap(SigningKeyStore(database: issuer.database, keysDirectory: issuer.config.keysDirectory, clock: clock.clock)
-            .activeKID())
-        let keys = SigningKeyStore(config: issuer.config, database: issuer.database, clock: clock.clock)
+        let keys = issuer.keys
+        let first = try XCTUnwrap(keys.activeKID())
         try keys.rotate(activationDelay: 600)
         XCTAssertEqual(try stats().signingKeys, ["next": 1, "active": 1, "published": 0, "expired": 0, "retired": 0])
         clock.advance(600)
@@ -102,13 +108,15 @@ final class IssuerStatisticsTests: SignInTestCase {
     }
 
     func testLiveDeviceSecrets() throws {
-        let devices = DeviceSecretStore(database: issuer.database, clock: clock.clock)
-        _ = try devices.issue(sid: "s1", userID: harness.alice.id, clientID: "mobile-app-001", deviceID: nil, scope: ["openid", "device_sso"],
-                              codeHash: nil, expiresAt: clock.now + 1000)
-        _ = try devices.issue(sid: "s2", userID: harness.alice.id, clientID: "mobile-app-002", deviceID: "d", scope: ["openid", "device_sso"],
-                              codeHash: nil, expiresAt: clock.now + 10)
+        let devices = harness.services.deviceSecrets
+        try issuer.storage.write { tx in
+            _ = try devices.issue(sid: "s1", userID: harness.alice.id, clientID: "mobile-app-001", deviceID: nil, scope: ["openid", "device_sso"],
+                                  codeHash: nil, expiresAt: clock.now + 1000, tx)
+            _ = try devices.issue(sid: "s2", userID: harness.alice.id, clientID: "mobile-app-002", deviceID: "d", scope: ["openid", "device_sso"],
+                                  codeHash: nil, expiresAt: clock.now + 10, tx)
+        }
         XCTAssertEqual(try stats().liveDeviceSecrets, 2)
-        try devices.revokeAll(sid: "s1")
+        try issuer.storage.write { try $0.deviceSecrets.revokeAll(sid: "s1", at: clock.now) }
         XCTAssertEqual(try stats().liveDeviceSecrets, 1)
         clock.advance(10)
         XCTAssertEqual(try stats().liveDeviceSecrets, 0)
@@ -117,7 +125,7 @@ final class IssuerStatisticsTests: SignInTestCase {
     /// Failures are counted per account and per address, not stored one by
     /// one: two wrong passwords show as 2 counters holding 4 failures.
     func testFailedSignInsFromTheThrottleCounters() throws {
-        let throttle = LoginThrottle(database: issuer.database, clock: clock.clock)
+        let throttle = harness.services.loginThrottle
         for _ in 0..<2 {
             guard case .admitted = try throttle.admit(.unknown(email: "alice@example.com"), address: "192.0.2.1") else { return XCTFail("admitted") }
         }
@@ -148,7 +156,7 @@ final class IssuerStatisticsTests: SignInTestCase {
             try issuer.database.query("EXPLAIN QUERY PLAN " + sql, values).map { $0.string(3) }.joined(separator: " | ")
         }
         let now = SQLiteValue.integer(clock.now)
-        typealias Q = IssuerStatisticsQuery
+        typealias Q = SQLiteStatisticsQuery
         XCTAssertEqual(try plan(Q.liveRefreshTokensSQL, [now]), "SCAN refresh_tokens", "one pass, no per-row table lookups")
         XCTAssertTrue(try plan(Q.storedRefreshTokensSQL, []).contains("COVERING INDEX"), "count(*) over an index, not the table")
         XCTAssertEqual(try plan(Q.liveSSOSessionsSQL, [now]),

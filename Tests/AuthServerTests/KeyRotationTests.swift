@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// Pre-published rotation: a new key is in the JWKS before it signs, the old
@@ -8,13 +12,12 @@ import SSOCore
 final class KeyRotationTests: SignInTestCase {
     typealias H = SignInHarness
 
-    var keys: SigningKeyStore {
-        SigningKeyStore(database: issuer.database, keysDirectory: issuer.config.keysDirectory, clock: clock.clock,
-                        tokenLifetime: issuer.config.signingKeyRetention)
+    var keys: SigningKeys {
+        issuer.keys
     }
 
     func jwksKIDs() throws -> [String?] {
-        let responder = JWKSResponder(database: issuer.database, keys: keys)
+        let responder = JWKSResponder(keys: keys)
         return try JSONDecoder().decode(JWKSet.self, from: Data(responder.respond(to: Request(method: "GET", path: "/")).body)).keys.map(\.kid)
     }
 
@@ -47,7 +50,7 @@ final class KeyRotationTests: SignInTestCase {
         try keys.retire(kid: first)
         XCTAssertEqual(try jwksKIDs(), [second])
         XCTAssertEqual(try keys.all().first { $0.kid == first }?.state, .retired)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: keys.privateKeyPath(first)))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: issuer.privateKeyPath(first)))
     }
 
     func testSealingKeyFileIsCreatedOnceOwnerOnly() throws {

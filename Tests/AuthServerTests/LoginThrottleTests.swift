@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// The login throttle through POST /login, in-process: per account (known
@@ -190,8 +194,7 @@ final class LoginThrottleTests: SignInTestCase {
         let count = 16
         let pendings = try (0..<count).map { _ in try harness.startLogin() }
         let responders = try pendings.map { _ in
-            try LoginResponder(config: issuer.config, database: SQLiteDatabase(path: issuer.config.databasePath, busyTimeoutMilliseconds: 10_000),
-                               hasher: H.hasher, clock: clock.clock)
+            try LoginResponder(services: issuer.otherProcess(clock: clock.clock))
         }
         let results = ConcurrentResults()
         DispatchQueue.concurrentPerform(iterations: count) { index in

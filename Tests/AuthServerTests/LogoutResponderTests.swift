@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// `GET|POST /logout` in-process (OpenID Connect RP-Initiated Logout 1.0):
@@ -19,10 +23,10 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
         return RequestParameters(pairs)
     }
 
-    func browser(_ tokens: IssuedTokens) -> [String: String] { [SSOSessionStore.cookieName: tokens.sessionSecret] }
+    func browser(_ tokens: IssuedTokens) -> [String: String] { [SSOSessions.cookieName: tokens.sessionSecret] }
 
     func assertCookieCleared(_ response: Response, file: StaticString = #filePath, line: UInt = #line) {
-        let cookie = response.cookie(SSOSessionStore.cookieName)
+        let cookie = response.cookie(SSOSessions.cookieName)
         XCTAssertEqual(cookie?.value, "", file: file, line: line)
         XCTAssertEqual(cookie?.maxAge, 0, file: file, line: line)
         XCTAssertEqual(cookie?.path, "/", file: file, line: line)
@@ -72,7 +76,7 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
         assertCookieCleared(response)
 
         XCTAssertTrue(try sessionEnded(tokens.sid))
-        XCTAssertNil(try SSOSessionStore(database: harness.database, clock: clock.clock).find(secret: tokens.sessionSecret))
+        XCTAssertNil(try harness.services.sessions.find(secret: tokens.sessionSecret))
         try assertRefreshTokenUnusable(try XCTUnwrap(tokens.refreshToken))
         try assertRefreshTokenUnusable(successor, clientID: "mobile-app-002")
         XCTAssertNil(try refreshRow(try XCTUnwrap(elsewhere.refreshToken))?.revokedAt, "other sessions keep their tokens")
@@ -135,7 +139,7 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
 
     func testHintSignedByAKeyThatLeftTheJWKSStillCountsButARetiredKeyDoesNot() throws {
         let tokens = try signInAndExchange()
-        let store = SigningKeyStore(config: issuer.config, database: try otherConnection(), clock: clock.clock)
+        let store = try issuer.otherProcess(clock: clock.clock).signingKeys
         let oldKID = try XCTUnwrap(store.activeKID())
         try store.rotate()
         clock.advance(Int64(issuer.config.signingKeyRetention) + 1)
@@ -259,8 +263,8 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
         // Bob signs in in a second browser.
         let pending = try harness.startLogin()
         let bobLogin = harness.submitLogin(pending, email: "bob@example.com")
-        let bobSecret = try XCTUnwrap(bobLogin.cookie(SSOSessionStore.cookieName)?.value)
-        let bobBrowser = [SSOSessionStore.cookieName: bobSecret]
+        let bobSecret = try XCTUnwrap(bobLogin.cookie(SSOSessions.cookieName)?.value)
+        let bobBrowser = [SSOSessions.cookieName: bobSecret]
         try assertDatabaseUnchanged("Alice's hint in Bob's browser") {
             try assertConfirmationPage(logoutGET(try logoutParameters(alice), cookies: bobBrowser))
         }
@@ -270,7 +274,7 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
         XCTAssertEqual(response.status, 303)
         XCTAssertEqual(response.location, "myapp:auth/logout?state=logout-state")
         XCTAssertTrue(try sessionEnded(alice.sid))
-        XCTAssertNil(try SSOSessionStore(database: harness.database, clock: clock.clock).find(secret: bobSecret))
+        XCTAssertNil(try harness.services.sessions.find(secret: bobSecret))
     }
 
     func testConfirmationLinkEscapesEverythingItRepeats() throws {

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// The seed (`device_id`) profile after the outside review: `di_hash` only

@@ -1,19 +1,23 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// The per-group switch of the seed (`device_id`) profile: off by default,
 /// on for the demo group, changed only for groups that exist.
 final class NativeSSOGroupStoreTests: XCTestCase {
     var issuer: TemporaryIssuer!
-    var groups: NativeSSOGroupStore { NativeSSOGroupStore(database: issuer.database) }
+    var groups: NativeSSOGroups { issuer.services.nativeSSOGroups }
 
     override func setUpWithError() throws { issuer = try TemporaryIssuer() }
     override func tearDown() { issuer?.cleanUp() }
 
     func ensureDemo() throws {
-        try DemoData.ensure(config: issuer.config, clients: issuer.clients, users: issuer.users, password: "demo-password-123")
+        try DemoData.ensure(issuer.services, password: "demo-password-123")
     }
 
     func addClient(_ clientID: String, group: String?) throws {
@@ -78,8 +82,9 @@ final class NativeSSOGroupStoreTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: home) }
         let config = try GatehouseConfig(home: home, values: [:])
         let old = try SQLiteDatabase(path: config.databasePath)
-        try Migrator.migrate(old, component: "issuer", migrations: IssuerSchema.migrations.filter { $0.version <= 5 })
-        let clients = ClientStore(database: old, hasher: PasswordHasher(parameters: .init(logN: 10, r: 8, p: 1)))
+        try Migrator.migrate(old, component: "issuer", migrations: SQLiteIssuerSchema.migrations.filter { $0.version <= 5 })
+        let clients = ClientRegistry(storage: SQLiteIssuerStorage(database: old, keysDirectory: config.keysDirectory),
+                                     hasher: TemporaryIssuer.fastHasher)
         for clientID in DemoData.clientIDs {
             try clients.add(clientID: clientID, redirectURIs: ["myapp:auth/callback"], scopes: DemoData.scopes, nativeSSOGroup: "demo")
         }
@@ -89,11 +94,11 @@ final class NativeSSOGroupStoreTests: XCTestCase {
             VALUES (?, 's1', 1, 'mobile-app-001', 'd1', 1, 4000000000)
             """, [.blob(SecretHash.of("old-secret"))])
 
-        let upgraded = try IssuerSchema.open(config)
-        let groups = NativeSSOGroupStore(database: upgraded)
+        let upgraded = try SQLiteIssuerStorage(databasePath: config.databasePath, keysDirectory: config.keysDirectory)
+        let groups = NativeSSOGroups(storage: upgraded)
         XCTAssertTrue(try groups.allowsDeviceID(group: "demo"), "the demo stack keeps both profiles")
         XCTAssertFalse(try groups.allowsDeviceID(group: "acme"), "every other group starts off")
-        let record = try XCTUnwrap(DeviceSecretStore(database: upgraded, clock: { 1000 }).live(secret: "old-secret"))
+        let record = try XCTUnwrap(DeviceSecrets(storage: upgraded, clock: { 1000 }).live(secret: "old-secret"))
         XCTAssertNil(record.scope, "no recorded grant: the exchange bounds by the original app's registration")
     }
 }

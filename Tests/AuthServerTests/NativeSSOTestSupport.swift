@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// What app #1 holds after its browser sign-in with `device_sso` and a
@@ -27,7 +31,7 @@ class NativeSSOTestCase: SessionEndpointsTestCase {
                     file: StaticString = #filePath, line: UInt = #line) throws -> App1SignIn {
         let parameters = H.authorizationParameters(clientID: clientID, scope: scope)
         let code: String, sessionSecret: String
-        if let existing = cookies[SSOSessionStore.cookieName] {
+        if let existing = cookies[SSOSessions.cookieName] {
             code = try XCTUnwrap(harness.authorizeGET(parameters, cookies: cookies).locationQuery["code"], file: file, line: line)
             sessionSecret = existing
         } else {
@@ -92,7 +96,7 @@ class NativeSSOTestCase: SessionEndpointsTestCase {
     /// Switches the seed profile of `group` through another connection, as
     /// `ssoctl client group` in another process would.
     func switchDeviceIDProfile(_ allowed: Bool, group: String = DemoData.group) throws {
-        try NativeSSOGroupStore(database: try otherConnection()).setAllowsDeviceID(allowed, group: group)
+        try issuer.otherProcess(clock: clock.clock).nativeSSOGroups.setAllowsDeviceID(allowed, group: group)
     }
 
     func claims(_ body: [String: Any], file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {

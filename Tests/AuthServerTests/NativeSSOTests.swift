@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// OpenID Connect Native SSO for Mobile Apps: app #1 signs in through the
@@ -225,7 +229,7 @@ final class NativeSSOTests: NativeSSOTestCase {
         let app2 = harness.tokenPOST(exchangeParameters(app1)).jsonObject()
         let app2Refresh = try XCTUnwrap(app2["refresh_token"] as? String)
         let query = FormParser.encode([("id_token_hint", app1.idToken), ("post_logout_redirect_uri", "myapp:auth/logout")])
-        let response = get(logout, "/logout", query: query, headers: SignInHarness.cookieHeader([SSOSessionStore.cookieName: app1.sessionSecret]))
+        let response = get(logout, "/logout", query: query, headers: SignInHarness.cookieHeader([SSOSessions.cookieName: app1.sessionSecret]))
         XCTAssertEqual(response.status, 303, response.bodyText)
         XCTAssertEqual(response.location, "myapp:auth/logout")
         XCTAssertNotNil(try deviceSecretRevokedAt(app1.deviceSecret) ?? nil, "device secret revoked")
@@ -236,11 +240,11 @@ final class NativeSSOTests: NativeSSOTestCase {
 
     func testSsoctlSessionRevokeAndPasswordChangeRevokeDeviceSecrets() throws {
         let app1 = try signInApp1()
-        try AccountChanges(database: harness.database, users: issuer.users, clock: clock.clock).endSession(sid: app1.sid)
+        try harness.services.accountChanges.endSession(sid: app1.sid)
         XCTAssertNotNil(try deviceSecretRevokedAt(app1.deviceSecret) ?? nil)
         try assertRefused("exchange after sessions revoke", exchangeParameters(app1), error: "invalid_grant")
         let second = try signInApp1()
-        try AccountChanges(database: harness.database, users: issuer.users, clock: clock.clock)
+        try harness.services.accountChanges
             .changePassword(email: DemoData.email, password: "another long password 123")
         XCTAssertNotNil(try deviceSecretRevokedAt(second.deviceSecret) ?? nil)
         try assertRefused("exchange after password change", exchangeParameters(second, secretProfile: false), error: "invalid_grant")
@@ -273,8 +277,8 @@ final class NativeSSOTests: NativeSSOTestCase {
     func testSweeperRemovesRevokedDeviceSecrets() throws {
         let app1 = try signInApp1()
         _ = try signInApp1()
-        try AccountChanges(database: harness.database, users: issuer.users, clock: clock.clock).endSession(sid: app1.sid)
-        let removed = try Sweeper(config: issuer.config, database: harness.database, clock: clock.clock).sweep()
+        try harness.services.accountChanges.endSession(sid: app1.sid)
+        let removed = try Sweeper(settings: IssuerSettings(config: issuer.config), storage: issuer.storage, clock: clock.clock).sweep()
         XCTAssertEqual(removed["device_secrets"], 1, "the revoked one; the live one stays")
         XCTAssertEqual(try issuer.count("device_secrets"), 1)
     }

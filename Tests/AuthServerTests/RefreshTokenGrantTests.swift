@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// `grant_type=refresh_token`: rotation, the grace window, family revocation.
@@ -130,7 +134,7 @@ final class RefreshTokenGrantTests: SignInTestCase {
     func testEndedSessionOrDisabledUserStopsRefresh() throws {
         let token = try firstTokens()["refresh_token"] as! String
         let sid = try XCTUnwrap(harness.sessionRows().first?.sid)
-        try SSOSessionStore(database: issuer.database, clock: clock.clock).end(sid: sid)
+        try harness.endSession(sid)
         XCTAssertEqual(error(refresh(token)), "invalid_grant")
     }
 
@@ -144,12 +148,10 @@ final class RefreshTokenGrantTests: SignInTestCase {
     /// successor or invalid_grant, never two different live successors.
     func testConcurrentRefreshesYieldOneSuccessor() throws {
         let token = try firstTokens()["refresh_token"] as! String
-        let config = issuer.config
         let results = NSMutableArray()
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             do {
-                let database = try SQLiteDatabase(path: config.databasePath, busyTimeoutMilliseconds: 5000)
-                let responder = try TokenResponder(config: config, database: database, clock: clock.clock)
+                let responder = try TokenResponder(services: issuer.otherProcess(clock: clock.clock))
                 let (response, _) = ResponderOutcome.run(responder, SignInHarness.formRequest("/token", RequestParameters([
                     ("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", "mobile-app-001")])))
                 let body = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]

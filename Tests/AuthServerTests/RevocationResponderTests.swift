@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// `POST /revoke` in-process (RFC 7009): families, access tokens by jti,
@@ -25,10 +29,12 @@ final class RevocationResponderTests: SessionEndpointsTestCase {
         let refresh = try XCTUnwrap(tokens.refreshToken)
         let family = try XCTUnwrap(refreshRow(refresh)?.familyID)
         // A rotation of the same grant, as the refresh grant would issue it.
-        let store = RefreshTokenStore(database: harness.database, clock: clock.clock)
-        let rotated = try store.issue(familyID: family, clientID: "mobile-app-001", userID: harness.alice.id, sid: tokens.sid,
-                                      scope: ["openid", "offline_access"], authTime: clock.now, lifetime: 3600).token
-        let unrelated = try signInAndExchange(cookies: [SSOSessionStore.cookieName: tokens.sessionSecret])
+        let store = harness.services.refreshTokens
+        let rotated = try issuer.storage.write {
+            try store.issue(familyID: family, clientID: "mobile-app-001", userID: harness.alice.id, sid: tokens.sid,
+                            scope: ["openid", "offline_access"], authTime: clock.now, lifetime: 3600, $0).token
+        }
+        let unrelated = try signInAndExchange(cookies: [SSOSessions.cookieName: tokens.sessionSecret])
 
         assertRevocationOK(revoke(refresh))
         XCTAssertNotNil(try refreshRow(refresh)?.revokedAt)
@@ -60,10 +66,12 @@ final class RevocationResponderTests: SessionEndpointsTestCase {
     }
 
     func testConfidentialClientRevokesItsOwnTokenWithBasic() throws {
-        let store = RefreshTokenStore(database: harness.database, clock: clock.clock)
+        let store = harness.services.refreshTokens
         let sid = try signInAndExchange().sid
-        let token = try store.issue(familyID: nil, clientID: Self.serviceID, userID: harness.alice.id, sid: sid, scope: ["openid"],
-                                    authTime: clock.now, lifetime: 3600).token
+        let token = try issuer.storage.write {
+            try store.issue(familyID: nil, clientID: Self.serviceID, userID: harness.alice.id, sid: sid, scope: ["openid"],
+                            authTime: clock.now, lifetime: 3600, $0).token
+        }
         try assertDatabaseUnchanged("wrong secret") {
             let wrong = post(revoke, "/revoke", RequestParameters([("token", token)]),
                              headers: ["authorization": H.basic(Self.serviceID, Self.serviceSecret + "x")])

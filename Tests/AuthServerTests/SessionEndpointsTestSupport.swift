@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// The token set of one sign-in, as the token endpoint returned it.
@@ -28,10 +32,10 @@ class SessionEndpointsTestCase: SignInTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         let config = issuer.config, database = harness.database, clock = harness.clock.clock
-        userinfo = UserInfoResponder(config: config, database: database, clock: clock)
-        logout = LogoutResponder(config: config, database: database, clock: clock)
-        revoke = RevocationResponder(config: config, database: database, hasher: H.hasher, clock: clock)
-        introspect = IntrospectionResponder(config: config, database: database, hasher: H.hasher, clock: clock)
+        userinfo = UserInfoResponder(services: harness.services)
+        logout = LogoutResponder(services: harness.services)
+        revoke = RevocationResponder(services: harness.services)
+        introspect = IntrospectionResponder(services: harness.services)
         // A confidential client, as `ssoctl client add ... --secret-stdin` makes one.
         try issuer.clients.add(clientID: Self.serviceID, redirectURIs: ["https://rs.example/cb"], scopes: ["openid"], secret: Self.serviceSecret)
     }
@@ -46,7 +50,7 @@ class SessionEndpointsTestCase: SignInTestCase {
         let parameters = H.authorizationParameters(clientID: clientID, scope: scope)
         let code: String
         let sessionSecret: String
-        if let existing = cookies[SSOSessionStore.cookieName] {
+        if let existing = cookies[SSOSessions.cookieName] {
             // SSO: the browser's session answers /authorize with a code at once.
             let response = harness.authorizeGET(parameters, cookies: cookies, file: file, line: line)
             code = try XCTUnwrap(response.locationQuery["code"], "no code in \(response.location ?? "nil")", file: file, line: line)

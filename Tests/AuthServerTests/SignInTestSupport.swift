@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// A clock the tests move by hand; every store and responder of a
@@ -23,7 +27,7 @@ final class TestClock: @unchecked Sendable {
         lock.unlock()
     }
 
-    var clock: AuthServer.Clock { { [self] in self.now } }
+    var clock: SSOCore.Clock { { [self] in self.now } }
 }
 
 extension TemporaryIssuer {
@@ -182,17 +186,25 @@ final class SignInHarness {
     let alice: User
 
     init() throws {
-        issuer = try TemporaryIssuer()
         clock = TestClock()
-        try SigningKeyStore(database: issuer.database, keysDirectory: issuer.config.keysDirectory, clock: clock.clock).rotate()
-        try DemoData.ensure(config: issuer.config, clients: issuer.clients, users: issuer.users, password: Self.password)
+        issuer = try TemporaryIssuer(clock: clock.clock)
+        try issuer.keys.rotate()
+        try DemoData.ensure(issuer.services, password: Self.password)
         alice = try XCTUnwrap(issuer.users.find(email: DemoData.email))
-        authorize = AuthorizeResponder(config: issuer.config, database: issuer.database, clock: clock.clock)
-        login = try LoginResponder(config: issuer.config, database: issuer.database, hasher: Self.hasher, clock: clock.clock)
-        token = try TokenResponder(config: issuer.config, database: issuer.database, clock: clock.clock)
+        authorize = AuthorizeResponder(services: issuer.services)
+        login = try LoginResponder(services: issuer.services)
+        token = try TokenResponder(services: issuer.services)
     }
 
     func cleanUp() { issuer.cleanUp() }
+
+    /// Everything on the harness's storage, test clock and fast hasher.
+    var services: IssuerServices { issuer.services }
+
+    /// Ends a session as logout does (and nothing bound to it).
+    func endSession(_ sid: String) throws {
+        try services.storage.write { try $0.sessions.end(sid: sid, at: clock.now) }
+    }
 
     var issuerOrigin: String { issuer.config.issuer }
     var database: SQLiteDatabase { issuer.database }
@@ -242,7 +254,7 @@ final class SignInHarness {
         let response = authorizeGET(parameters, cookies: cookies, file: file, line: line)
         XCTAssertEqual(response.status, 303, file: file, line: line)
         XCTAssertEqual(response.locationBase, "/login.html", file: file, line: line)
-        let cookie = try XCTUnwrap(response.cookie(PendingAuthorizationStore.cookieName), "no gh_login cookie", file: file, line: line)
+        let cookie = try XCTUnwrap(response.cookie(PendingAuthorizations.cookieName), "no gh_login cookie", file: file, line: line)
         let req = try XCTUnwrap(response.locationQuery["req"], "no req in \(response.location ?? "nil")", file: file, line: line)
         return PendingLogin(cookieSecret: cookie.value, formToken: req, response: response)
     }
@@ -254,7 +266,7 @@ final class SignInHarness {
         if let formToken = req ?? pending?.formToken { pairs.append(("req", formToken)) }
         if let email { pairs.append(("email", email)) }
         if let password { pairs.append(("password", password)) }
-        var headers = pending.map { Self.cookieHeader([PendingAuthorizationStore.cookieName: $0.cookieSecret]) } ?? [:]
+        var headers = pending.map { Self.cookieHeader([PendingAuthorizations.cookieName: $0.cookieSecret]) } ?? [:]
         if let origin { headers["origin"] = origin } else if useIssuerOrigin { headers["origin"] = issuerOrigin }
         for (name, value) in extraHeaders { headers[name] = value }
         return Self.formRequest("/login", RequestParameters(pairs), headers: headers)
@@ -271,7 +283,7 @@ final class SignInHarness {
         let response = submitLogin(pending, file: file, line: line)
         XCTAssertEqual(response.status, 303, file: file, line: line)
         let code = try XCTUnwrap(response.locationQuery["code"], "no code in \(response.location ?? "nil")", file: file, line: line)
-        let session = try XCTUnwrap(response.cookie(SSOSessionStore.cookieName), "no sso_session cookie", file: file, line: line)
+        let session = try XCTUnwrap(response.cookie(SSOSessions.cookieName), "no sso_session cookie", file: file, line: line)
         return CompletedSignIn(code: code, sessionSecret: session.value, response: response)
     }
 
@@ -296,9 +308,7 @@ final class SignInHarness {
 
     /// The JWKS as the jwks responder publishes it.
     func publishedKeys() throws -> JWKSet {
-        let keys = SigningKeyStore(database: database, keysDirectory: issuer.config.keysDirectory, clock: clock.clock,
-                                   tokenLifetime: issuer.config.signingKeyRetention)
-        let response = try JWKSResponder(database: database, keys: keys).respond(to: Request(method: "GET", path: "/.well-known/jwks.json"))
+        let response = try JWKSResponder(keys: issuer.keys).respond(to: Request(method: "GET", path: "/.well-known/jwks.json"))
         return try JSONDecoder().decode(JWKSet.self, from: Data(response.body))
     }
 

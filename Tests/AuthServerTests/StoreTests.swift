@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 final class StoreTests: XCTestCase {
@@ -25,7 +29,7 @@ final class StoreTests: XCTestCase {
         XCTAssertThrowsError(try issuer.users.add(email: "c@example.com\r\nX: y", name: "Carol", password: "long enough"))
         XCTAssertThrowsError(try issuer.users.add(email: "c@example.com", name: "", password: "long enough"))
         XCTAssertThrowsError(try issuer.users.add(email: "c@example.com", name: "C", password: "long enough", roles: ["bad role"]))
-        XCTAssertThrowsError(try issuer.users.setPassword(email: "nobody@example.com", password: "long enough"))
+        XCTAssertThrowsError(try issuer.services.accountChanges.changePassword(email: "nobody@example.com", password: "long enough"))
         XCTAssertThrowsError(try issuer.users.disable(email: "nobody@example.com"))
         XCTAssertEqual(try issuer.snapshot(), before, "refused changes leave the database unchanged")
         try issuer.users.disable(email: "bob@example.com")
@@ -68,20 +72,20 @@ final class StoreTests: XCTestCase {
         let second = try keys.rotate()
         XCTAssertEqual(try keys.activeKID(), second)
         XCTAssertEqual(try keys.publishedKeys().map(\.kid), [second, first], "active first, old key still published")
-        let mode = try FileManager.default.attributesOfItem(atPath: keys.privateKeyPath(second))[.posixPermissions] as? Int
+        let mode = try FileManager.default.attributesOfItem(atPath: issuer.privateKeyPath(second))[.posixPermissions] as? Int
         XCTAssertEqual(mode, 0o600)
         XCTAssertThrowsError(try keys.retire(kid: second), "the active key cannot be retired")
         XCTAssertThrowsError(try keys.retire(kid: "nope"))
         try keys.retire(kid: first)
         XCTAssertEqual(try keys.publishedKeys().map(\.kid), [second])
-        XCTAssertFalse(FileManager.default.fileExists(atPath: keys.privateKeyPath(first)), "retired private key deleted")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: issuer.privateKeyPath(first)), "retired private key deleted")
         XCTAssertThrowsError(try keys.retire(kid: first), "already retired")
         XCTAssertEqual(try keys.activeSigningKey().kid, second)
     }
 
     func testDemoDataMatchesTheContract() throws {
-        XCTAssertTrue(try DemoData.ensure(config: issuer.config, clients: issuer.clients, users: issuer.users, password: "demo-password"))
-        XCTAssertFalse(try DemoData.ensure(config: issuer.config, clients: issuer.clients, users: issuer.users, password: "other-pass"))
+        XCTAssertTrue(try DemoData.ensure(issuer.services, password: "demo-password"))
+        XCTAssertFalse(try DemoData.ensure(issuer.services, password: "other-pass"))
         let client = try XCTUnwrap(issuer.clients.find(clientID: "mobile-app-002"))
         XCTAssertEqual(client.nativeSSOGroup, "demo")
         XCTAssertEqual(Set(client.redirectURIs), ["myapp:auth/callback", "https://localhost:8443/mobile/postlogin.html", "http://127.0.0.1/callback"])

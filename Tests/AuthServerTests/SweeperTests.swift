@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 final class SweeperTests: SignInTestCase {
@@ -9,7 +13,7 @@ final class SweeperTests: SignInTestCase {
     func count(_ table: String) throws -> Int64 { try issuer.database.queryOne("SELECT count(*) FROM \(table)")?.int(0) ?? -1 }
 
     func testSweepRemovesOnlyWhatCanNoLongerBeUsed() throws {
-        let sweeper = Sweeper(config: issuer.config, database: issuer.database, clock: clock.clock)
+        let sweeper = Sweeper(settings: IssuerSettings(config: issuer.config), storage: issuer.storage, clock: clock.clock)
         let signedIn = try harness.signIn()
         let tokens = harness.tokenPOST(H.codeExchange(code: signedIn.code)).jsonObject()
         _ = try harness.startLogin()                         // a pending request
@@ -43,7 +47,7 @@ final class SweeperTests: SignInTestCase {
     }
 
     func testSweepWorksInSmallBatches() throws {
-        let sweeper = Sweeper(config: issuer.config, database: issuer.database, clock: clock.clock)
+        let sweeper = Sweeper(settings: IssuerSettings(config: issuer.config), storage: issuer.storage, clock: clock.clock)
         for index in 0..<1200 {
             try issuer.database.execute("INSERT INTO revoked_access_tokens (jti, expires_at) VALUES (?, ?)", [.text("j\(index)"), .integer(1)])
         }

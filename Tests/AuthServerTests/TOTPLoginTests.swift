@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// Sign-in with a password and a TOTP code (RFC 6238), in-process: the
@@ -16,8 +20,10 @@ final class TOTPLoginTests: SignInTestCase {
         let session = try XCTUnwrap(harness.sessions.find(secret: signIn.sessionSecret))
         XCTAssertEqual(session.amr, ["pwd"])
         XCTAssertEqual(session.acr, "urn:gatehouse:pwd")
-        let record = try AuthorizationCodeStore(database: harness.database, clock: clock.clock).redeem(
-            code: signIn.code, clientID: "mobile-app-001", redirectURI: H.customSchemeRedirect, challengeFromVerifier: H.challenge)
+        let record = try issuer.storage.write {
+            try harness.services.codes.redeem(code: signIn.code, clientID: "mobile-app-001", redirectURI: H.customSchemeRedirect,
+                                              challengeFromVerifier: H.challenge, $0)
+        }
         XCTAssertEqual(record.amr, ["pwd"])
         XCTAssertEqual(record.acr, "urn:gatehouse:pwd")
     }
@@ -57,8 +63,10 @@ final class TOTPLoginTests: SignInTestCase {
         XCTAssertEqual(session.amr, ["pwd", "otp"])
         XCTAssertEqual(session.acr, "urn:gatehouse:mfa")
         XCTAssertEqual(try harness.sessionAMR(sid: session.sid), "pwd otp")
-        let record = try AuthorizationCodeStore(database: harness.database, clock: clock.clock).redeem(
-            code: code, clientID: "mobile-app-001", redirectURI: H.customSchemeRedirect, challengeFromVerifier: H.challenge)
+        let record = try issuer.storage.write {
+            try harness.services.codes.redeem(code: code, clientID: "mobile-app-001", redirectURI: H.customSchemeRedirect,
+                                              challengeFromVerifier: H.challenge, $0)
+        }
         XCTAssertEqual(record.amr, ["pwd", "otp"])
         XCTAssertEqual(record.acr, "urn:gatehouse:mfa")
         XCTAssertEqual(record.sid, session.sid)
@@ -91,8 +99,10 @@ final class TOTPLoginTests: SignInTestCase {
                                harness.codePage(pending, error: "invalid_code"), "offset \(offset)")
             }
             let bobID = try XCTUnwrap(issuer.users.find(email: bob)).id
-            try harness.throttle.succeeded(LoginAttempt(accountKey: LoginThrottle.accountKey(.user(id: bobID)),
-                                                        addressKey: LoginThrottle.addressKey("127.0.0.1")))
+            try issuer.storage.write {
+                try harness.throttle.succeeded(LoginAttempt(accountKey: LoginThrottle.accountKey(.user(id: bobID)),
+                                                            addressKey: LoginThrottle.addressKey("127.0.0.1")), $0)
+            }
         }
         for offset: Int64 in [-1, 0, 1] {
             clock.advance(120)  // a later step each time: no replay involved
@@ -256,8 +266,7 @@ final class TOTPLoginTests: SignInTestCase {
         let pendings = try (0..<6).map { _ in try harness.startLogin() }
         for pending in pendings { XCTAssertEqual(harness.login(pending, email: bob, password: H.otherPassword).location, harness.codePage(pending)) }
         let responders = try pendings.map { _ in
-            try LoginResponder(config: issuer.config, database: SQLiteDatabase(path: issuer.config.databasePath, busyTimeoutMilliseconds: 10_000),
-                               hasher: H.hasher, clock: clock.clock)
+            try LoginResponder(services: issuer.otherProcess(clock: clock.clock))
         }
         let results = ConcurrentResults()
         DispatchQueue.concurrentPerform(iterations: pendings.count) { index in
@@ -284,7 +293,7 @@ final class TOTPLoginTests: SignInTestCase {
             XCTAssertNil(data.range(of: Data(seed)), "seed in the raw database\(suffix)")
             XCTAssertNil(data.range(of: Data(Base32.encode(seed).utf8)), "base32 seed in the raw database\(suffix)")
         }
-        let keyPath = issuer.config.keysDirectory + "/" + TOTPSecretSealer.fileName
+        let keyPath = SealingKeyFiles(keysDirectory: issuer.config.keysDirectory).path(.totp)
         let attributes = try FileManager.default.attributesOfItem(atPath: keyPath)
         XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
         XCTAssertEqual(try harness.totpStore.credential(userID: user.id)?.secret, seed, "a fresh process opens it")

@@ -1,23 +1,45 @@
 import Foundation
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
-/// A fresh issuer home in a temporary folder, removed by `cleanUp()`.
+/// A fresh issuer home in a temporary folder, removed by `cleanUp()`: the
+/// SQLite backend (the tests look at its rows directly where a store API
+/// would not show what matters) and the issuer's services on it.
 final class TemporaryIssuer {
+    static let fastHasher = PasswordHasher(parameters: .init(logN: 10, r: 8, p: 1))
     let home: String
     let config: GatehouseConfig
-    let database: SQLiteDatabase
+    let storage: SQLiteIssuerStorage
+    let services: IssuerServices
+    var database: SQLiteDatabase { storage.database }
 
-    init() throws {
+    init(clock: @escaping Clock = systemClock) throws {
         home = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         config = try GatehouseConfig(home: home, values: [:])
-        database = try IssuerSchema.open(config)
+        storage = try SQLiteIssuerStorage(databasePath: config.databasePath, keysDirectory: config.keysDirectory)
+        services = IssuerServices(settings: IssuerSettings(config: config), storage: storage,
+                                  sealingKeys: SealingKeyFiles(keysDirectory: config.keysDirectory), hasher: Self.fastHasher, clock: clock)
     }
 
-    var keys: SigningKeyStore { SigningKeyStore(database: database, keysDirectory: config.keysDirectory) }
-    var users: UserStore { UserStore(database: database, hasher: PasswordHasher(parameters: .init(logN: 10, r: 8, p: 1))) }
-    var clients: ClientStore { ClientStore(database: database, hasher: PasswordHasher(parameters: .init(logN: 10, r: 8, p: 1))) }
+    /// The services as another process would have them: their own
+    /// connection to the same file.
+    func otherProcess(clock: @escaping Clock = systemClock) throws -> IssuerServices {
+        let other = SQLiteIssuerStorage(database: try SQLiteDatabase(path: config.databasePath, busyTimeoutMilliseconds: 10_000),
+                                        keysDirectory: config.keysDirectory)
+        return IssuerServices(settings: IssuerSettings(config: config), storage: other,
+                              sealingKeys: SealingKeyFiles(keysDirectory: config.keysDirectory), hasher: Self.fastHasher, clock: clock)
+    }
+
+    var keys: SigningKeys { services.signingKeys }
+    /// Where the SQLite layout keeps a private key.
+    func privateKeyPath(_ kid: String) -> String { config.keysDirectory + "/" + kid + ".pem" }
+    var users: UserAccounts { services.users }
+    var clients: ClientRegistry { services.clients }
 
     func cleanUp() { try? FileManager.default.removeItem(atPath: home) }
 
@@ -28,5 +50,14 @@ final class TemporaryIssuer {
             rows += try database.query("SELECT * FROM \(table) ORDER BY 1").map { "\(table): \($0.values)" }
         }
         return rows
+    }
+}
+
+extension UserAccounts {
+    /// Marks a user disabled and nothing else (AccountChanges.disable also
+    /// ends the sessions): what a test needs to see one rule alone.
+    func disable(email: String) throws {
+        guard let user = try find(email: email) else { throw ValidationError("no user with email \(email)") }
+        try storage.write { try $0.users.setDisabled(true, userID: user.id) }
     }
 }

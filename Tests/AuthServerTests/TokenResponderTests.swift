@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// `POST /token` with `grant_type=authorization_code`, in-process: the token
@@ -223,7 +227,7 @@ final class TokenResponderTests: SignInTestCase {
         XCTAssertEqual(try harness.verifiedJWT(try XCTUnwrap(before["access_token"] as? String)).header.kid, firstKID)
         // ssoctl keys rotate: another connection, as another process would.
         let other = try SQLiteDatabase(path: issuer.config.databasePath)
-        let rotated = try SigningKeyStore(database: other, keysDirectory: issuer.config.keysDirectory, clock: clock.clock).rotate()
+        let rotated = try issuer.otherProcess(clock: clock.clock).signingKeys.rotate()
         let after = harness.tokenPOST(H.codeExchange(code: try freshCode())).jsonObject()
         XCTAssertEqual(try harness.verifiedJWT(try XCTUnwrap(after["access_token"] as? String)).header.kid, rotated)
         XCTAssertEqual(try harness.verifiedJWT(try XCTUnwrap(after["id_token"] as? String)).header.kid, rotated)
@@ -331,7 +335,7 @@ final class TokenResponderTests: SignInTestCase {
     func testEndedSessionOrDisabledUserMakesTheCodeUnusable() throws {
         let code = try freshCode()
         let sid = try XCTUnwrap(harness.sessionRows().last?.sid)
-        try SSOSessionStore(database: harness.database, clock: clock.clock).end(sid: sid)
+        try harness.endSession(sid)
         try assertDatabaseUnchanged("session ended before the exchange") {
             assertOAuthError(harness.tokenPOST(H.codeExchange(code: code)), status: 400, error: "invalid_grant")
         }
@@ -363,7 +367,7 @@ final class TokenResponderTests: SignInTestCase {
         let revoked = try XCTUnwrap(harness.database.queryOne("SELECT expires_at FROM revoked_access_tokens WHERE jti = ?", [.text(jti)]),
                                     "the first access token's jti is revoked")
         XCTAssertGreaterThanOrEqual(revoked.int(0), clock.now - 10 + 900, "kept at least until the access token expires")
-        XCTAssertTrue(try RevokedAccessTokenStore(database: harness.database).isRevoked(jti: jti))
+        XCTAssertTrue(try harness.services.storage.read.revokedAccessTokens.isRevoked(jti: jti))
 
         // Further replays stay refused and change nothing more.
         clock.advance(1)
@@ -378,7 +382,7 @@ final class TokenResponderTests: SignInTestCase {
         XCTAssertNil(first["refresh_token"])
         let jti = try XCTUnwrap(harness.verifiedJWT(try XCTUnwrap(first["access_token"] as? String)).claims["jti"] as? String)
         assertOAuthError(harness.tokenPOST(H.codeExchange(code: code)), status: 400, error: "invalid_grant")
-        XCTAssertTrue(try RevokedAccessTokenStore(database: harness.database).isRevoked(jti: jti))
+        XCTAssertTrue(try harness.services.storage.read.revokedAccessTokens.isRevoked(jti: jti))
     }
 
     func testSpentCodePresentedByAnotherClientIsRefusedWithoutRevoking() throws {

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 /// `GET|POST /userinfo` in-process: the claims by scope, RFC 6750 errors for
@@ -207,7 +211,7 @@ final class UserInfoResponderTests: SessionEndpointsTestCase {
     func testKeyRotationAndRetirementByAnotherProcess() throws {
         let before = try signInAndExchange()
         let other = try otherConnection()
-        let store = SigningKeyStore(config: issuer.config, database: other, clock: clock.clock)
+        let store = try issuer.otherProcess(clock: clock.clock).signingKeys
         let oldKID = try XCTUnwrap(store.activeKID())
         let newKID = try store.rotate(activationDelay: 300)
         XCTAssertEqual(userinfoGET(before.accessToken).status, 200, "the old key signs until the new one activates")
@@ -236,7 +240,7 @@ final class UserInfoResponderTests: SessionEndpointsTestCase {
 
     func testEndedSessionOrDisabledUserMakesTheTokenUseless() throws {
         let tokens = try signInAndExchange()
-        try SSOSessionStore(database: harness.database, clock: clock.clock).end(sid: tokens.sid)
+        try harness.endSession(tokens.sid)
         try assertInvalidToken(tokens.accessToken, "session ended")
 
         let second = try signInAndExchange()

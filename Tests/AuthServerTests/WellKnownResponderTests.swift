@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerComposition
+import IssuerStorage
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import SSOCore
 
 final class WellKnownResponderTests: XCTestCase {
@@ -10,7 +14,7 @@ final class WellKnownResponderTests: XCTestCase {
 
     func testJWKSPublishesKeysThatVerifyIssuerSignatures() throws {
         try issuer.keys.rotate()
-        let responder = JWKSResponder(database: issuer.database, keys: issuer.keys)
+        let responder = JWKSResponder(keys: issuer.keys)
         let response = try responder.respond(to: Request(method: "GET", path: "/.well-known/jwks.json"))
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.header("Content-Type"), "application/json")
@@ -30,14 +34,14 @@ final class WellKnownResponderTests: XCTestCase {
 
     func testJWKSFollowsRotationAndRetirementWithoutRestart() throws {
         let first = try issuer.keys.rotate()
-        let responder = JWKSResponder(database: issuer.database, keys: issuer.keys)
+        let responder = JWKSResponder(keys: issuer.keys)
         func kids() throws -> [String?] {
             try JSONDecoder().decode(JWKSet.self, from: Data(responder.respond(to: Request(method: "GET", path: "/")).body)).keys.map(\.kid)
         }
         XCTAssertEqual(try kids(), [first])
         // Another process (ssoctl) rotates: a second connection, as in production.
         let other = try SQLiteDatabase(path: issuer.config.databasePath)
-        let otherKeys = SigningKeyStore(database: other, keysDirectory: issuer.config.keysDirectory)
+        let otherKeys = try issuer.otherProcess().signingKeys
         let second = try otherKeys.rotate()
         XCTAssertEqual(try kids(), [second, first])
         try otherKeys.retire(kid: first)
@@ -46,7 +50,7 @@ final class WellKnownResponderTests: XCTestCase {
 
     func testJWKSConditionalGetAndMethods() throws {
         try issuer.keys.rotate()
-        let responder = JWKSResponder(database: issuer.database, keys: issuer.keys)
+        let responder = JWKSResponder(keys: issuer.keys)
         let first = try responder.respond(to: Request(method: "GET", path: "/"))
         let tag = try XCTUnwrap(first.header("ETag"))
         let conditional = try responder.respond(to: Request(method: "GET", path: "/", headers: ["if-none-match": tag]))

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ResourceServer
+import SQLiteClient
 import SSOCore
 
 /// The two APIs in-process, as nginx would reach them, with a real SQLite

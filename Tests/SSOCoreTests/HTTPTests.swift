@@ -1,4 +1,5 @@
 import XCTest
+@testable import SQLiteClient
 @testable import SSOCore
 
 final class FormParserTests: XCTestCase {

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+@testable import SQLiteClient
 @testable import SSOCore
 
 final class SQLiteTests: XCTestCase {

@@ -92,7 +92,7 @@ class Cluster:
         return self
 
     def create_database(self):
-        self.psql("postgres", f"CREATE ROLE {ROLE} LOGIN REPLICATION")
+        self.psql("postgres", f"CREATE ROLE {ROLE} LOGIN REPLICATION CREATEDB")
         self.psql("postgres", f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
         return self
 

@@ -1,3 +1,4 @@
+import IssuerStorage
 import FoundationEssentials
 
 /// What a registered redirect URI may be (RFC 6749 §3.1.2, RFC 8252 §7).

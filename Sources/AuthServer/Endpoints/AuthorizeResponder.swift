@@ -1,25 +1,15 @@
+import IssuerStorage
 import SSOCore
 
 /// `GET|POST /authorize` (RFC 6749 §4.1.1, OIDC Core §3.1.2).
 public final class AuthorizeResponder: Responder {
-    let config: GatehouseConfig
+    let services: IssuerServices
     let validator: AuthorizationRequestValidator
-    let sessions: SSOSessionStore
-    let users: UserStore
-    let pending: PendingAuthorizationStore
-    let codes: AuthorizationCodeStore
-    let clock: Clock
+    var issuer: String { services.settings.issuer }
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) {
-        self.config = config
-        let keys = PublishedSigningKeyCache(store: SigningKeyStore(config: config, database: database, clock: clock))
-        validator = AuthorizationRequestValidator(clients: ClientStore(database: database),
-                                                  hints: IDTokenHintVerifier(issuer: config.issuer, keys: keys))
-        sessions = SSOSessionStore(database: database, clock: clock)
-        users = UserStore(database: database, clock: clock)
-        pending = PendingAuthorizationStore(database: database, clock: clock)
-        codes = AuthorizationCodeStore(database: database, clock: clock)
-        self.clock = clock
+    public init(services: IssuerServices) {
+        self.services = services
+        validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints)
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -43,16 +33,18 @@ public final class AuthorizeResponder: Responder {
         } catch AuthorizationFailure.errorPage(let message, let detail) {
             return ErrorPage.render(title: "Sign-in error", message: message, detail: detail)
         } catch AuthorizationFailure.redirect(let redirectURI, let state, let error) {
-            return AuthorizationResponse.error(redirectURI: redirectURI, error: error, state: state, issuer: config.issuer)
+            return AuthorizationResponse.error(redirectURI: redirectURI, error: error, state: state, issuer: issuer)
                 .logging("authorization error redirect: \(error.logDetail)")
         }
 
-        let session = try request.cookies[SSOSessionStore.cookieName].flatMap { try sessions.find(secret: $0) }
+        let session = try request.cookies[SSOSessions.cookieName].flatMap { try services.sessions.find(secret: $0) }
         let hintedUserSignedIn = try isHintedUser(authorization, session: session)
         if let session, hintedUserSignedIn, !needsAuthentication(authorization, session: session) {
-            let code = try codes.issue(codeRecord(authorization, session: session), lifetime: config.authorizationCodeLifetime)
+            let code = try services.storage.write {
+                try services.codes.issue(codeRecord(authorization, session: session), lifetime: services.settings.lifetimes.authorizationCode, $0)
+            }
             return AuthorizationResponse.success(redirectURI: authorization.redirectURI, code: code, state: authorization.state,
-                                                 issuer: config.issuer)
+                                                 issuer: issuer)
         }
         // OIDC Core §3.1.2.1 prompt=none: "The Authorization Server MUST NOT
         // display any authentication or consent user interface pages. An
@@ -62,16 +54,16 @@ public final class AuthorizeResponder: Responder {
                 : "the session is too old for max_age"
             return AuthorizationResponse.error(redirectURI: authorization.redirectURI,
                                                error: OAuthError(.loginRequired, "the user must sign in", detail: "prompt=none: \(reason)"),
-                                               state: authorization.state, issuer: config.issuer)
+                                               state: authorization.state, issuer: issuer)
                 .logging("authorization error redirect: login_required (prompt=none: \(reason))")
         }
-        let (cookieSecret, formToken) = try pending.create(authorization, replacesSID: session?.sid)
+        let (cookieSecret, formToken) = try services.pendingAuthorizations.create(authorization, replacesSID: session?.sid)
         var location = "/login.html?req=" + formToken
         if let hint = authorization.loginHint { location += "&login_hint=" + FormParser.encodeComponent(hint) }
         var response = Response.redirect(to: location)
         // SameSite=Strict: a cross-site form post to /login never carries it.
-        response.addCookie(SetCookie(name: PendingAuthorizationStore.cookieName, value: cookieSecret, path: "/login",
-                                     maxAge: PendingAuthorizationStore.lifetime, sameSite: .strict))
+        response.addCookie(SetCookie(name: PendingAuthorizations.cookieName, value: cookieSecret, path: "/login",
+                                     maxAge: PendingAuthorizations.lifetime, sameSite: .strict))
         return response
     }
 
@@ -81,7 +73,7 @@ public final class AuthorizeResponder: Responder {
     /// the last sign-in is older (max_age=0 is equivalent to prompt=login).
     func needsAuthentication(_ request: AuthorizationRequest, session: SSOSession) -> Bool {
         if request.prompt.contains("login") || request.prompt.contains("select_account") { return true }
-        if let maxAge = request.maxAge, clock() - session.authTime >= Int64(maxAge) { return true }
+        if let maxAge = request.maxAge, services.clock() - session.authTime >= Int64(maxAge) { return true }
         return false
     }
 
@@ -91,7 +83,7 @@ public final class AuthorizeResponder: Responder {
     /// return an error, such as login_required." True without a hint.
     func isHintedUser(_ request: AuthorizationRequest, session: SSOSession?) throws -> Bool {
         guard let expected = request.expectedSubject else { return true }
-        guard let session, let user = try users.find(id: session.userID) else { return false }
+        guard let session, let user = try services.users.find(id: session.userID) else { return false }
         return user.subject.bytesEqual(expected)
     }
 

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// OpenID Connect Discovery 1.0 §3 provider metadata. It names only what

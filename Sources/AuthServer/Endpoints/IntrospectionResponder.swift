@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// `POST /introspect` (RFC 7662): the state of a token, for authenticated
@@ -19,24 +20,11 @@ import SSOCore
 /// - A rotated (spent) refresh token is inactive, even while the rotation
 ///   grace window would still answer a retry with the same successor.
 public final class IntrospectionResponder: Responder {
-    let authenticator: ClientAuthenticator
-    let locator: PresentedTokenLocator
-    let accessTokens: IssuerAccessTokenVerifier
-    let sessions: SSOSessionStore
-    let users: UserStore
-    let issuer: String
-    let clock: Clock
+    let services: IssuerServices
+    var issuer: String { services.settings.issuer }
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, hasher: PasswordHasher = PasswordHasher(),
-                clock: @escaping Clock = systemClock) {
-        issuer = config.issuer
-        self.clock = clock
-        authenticator = ClientAuthenticator(clients: ClientStore(database: database, hasher: hasher, clock: clock), hasher: hasher)
-        sessions = SSOSessionStore(database: database, clock: clock)
-        users = UserStore(database: database, clock: clock)
-        let keys = PublishedSigningKeyCache(store: SigningKeyStore(config: config, database: database, clock: clock))
-        accessTokens = IssuerAccessTokenVerifier(config: config, database: database, keys: keys, clock: clock)
-        locator = PresentedTokenLocator(refreshTokens: RefreshTokenStore(database: database, clock: clock), accessTokens: accessTokens)
+    public init(services: IssuerServices) {
+        self.services = services
     }
 
     /// RFC 7662 §2.2. Every member but `active` is omitted when nil, so an
@@ -69,7 +57,7 @@ public final class IntrospectionResponder: Responder {
         // authorization": the caller is authenticated first, from the header
         // alone, so an unauthenticated request learns nothing about its body
         // (not even whether it parses) and gets 401 invalid_client.
-        _ = try authenticator.authenticateConfidential(request)
+        _ = try services.clientAuthenticator.authenticateConfidential(request)
         do {
             let form = try request.formParameters()
             // RFC 6749 §2.3: "The client MUST NOT use more than one
@@ -89,7 +77,7 @@ public final class IntrospectionResponder: Responder {
     }
 
     func introspect(_ token: String, hint: String?) throws -> Body {
-        switch try locator.locate(token, hint: hint) {
+        switch try services.tokenLocator.locate(token, hint: hint) {
         case .refreshToken(let details): try refreshTokenBody(details)
         case .accessToken(let claims): try accessTokenBody(claims)
         // RFC 7662 §2.2: "If the introspection call is properly authorized
@@ -104,9 +92,9 @@ public final class IntrospectionResponder: Responder {
 
     /// Active: usable per its row, its SSO session live, its user enabled.
     func refreshTokenBody(_ details: RefreshTokenDetails) throws -> Body {
-        guard details.isUsable(now: clock()),
-              let session = try sessions.find(sid: details.sid), session.userID == details.userID,
-              let user = try users.find(id: details.userID), !user.disabled else { return .inactive }
+        guard details.isUsable(now: services.clock()),
+              let session = try services.sessions.find(sid: details.sid), session.userID == details.userID,
+              let user = try services.users.find(id: details.userID), !user.disabled else { return .inactive }
         var body = Body(active: true)
         body.token_use = "refresh_token"
         body.client_id = details.clientID
@@ -123,7 +111,7 @@ public final class IntrospectionResponder: Responder {
 
     func accessTokenBody(_ claims: PresentedAccessToken) throws -> Body {
         let active: ActiveAccessToken
-        do { active = try accessTokens.active(claims, leeway: 0) } catch is TokenRejection { return .inactive }
+        do { active = try services.accessTokens.active(claims, leeway: 0) } catch is TokenRejection { return .inactive }
         var body = Body(active: true)
         body.token_type = "Bearer"
         body.token_use = "access_token"

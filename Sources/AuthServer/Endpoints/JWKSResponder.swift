@@ -1,21 +1,20 @@
+import IssuerStorage
 import SSOCore
 
 /// `GET /.well-known/jwks.json`: every published signing key.
 ///
-/// The serialized set is cached and rebuilt only when another process has
-/// committed to the database since (PRAGMA data_version), or every 10 s at
-/// most, because superseded keys leave the set as time passes. `ssoctl keys
-/// rotate` shows up at once while a steady state costs one pragma read.
+/// The serialized set is cached and rebuilt only when another process may
+/// have committed since (IssuerStorage.changeMarker), or every 10 s at most,
+/// because superseded keys leave the set as time passes. `ssoctl keys
+/// rotate` shows up at once while a steady state costs one marker read.
 public final class JWKSResponder: Responder {
-    let keys: SigningKeyStore
-    let database: SQLiteDatabase
+    let keys: SigningKeys
     private var cachedVersion: Int64?
     private var builtAt: Int64 = 0
     private var cachedKIDs: [String] = []
     private var cachedResponse = Response(status: 500)
 
-    public init(database: SQLiteDatabase, keys: SigningKeyStore) {
-        self.database = database
+    public init(keys: SigningKeys) {
         self.keys = keys
     }
 
@@ -29,7 +28,7 @@ public final class JWKSResponder: Responder {
     }
 
     func currentResponse() throws -> Response {
-        let version = try database.dataVersion()
+        let version = try keys.storage.changeMarker()
         let now = keys.clock()
         if version == cachedVersion, now - builtAt < 10 { return cachedResponse }
         builtAt = now

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// `POST /login`: the target of the static sign-in pages.
@@ -9,35 +10,23 @@ import SSOCore
 /// the code then completes the request. Both steps go through the login
 /// throttle, per account and per client address.
 public final class LoginResponder: Responder {
-    let config: GatehouseConfig
-    let database: SQLiteDatabase
-    let users: UserStore
-    let sessions: SSOSessionStore
-    let pending: PendingAuthorizationStore
-    let codes: AuthorizationCodeStore
-    let hasher: PasswordHasher
-    let throttle: LoginThrottle
-    let totp: TOTPStore
-    let marks: PasswordVerifiedMarks
-    let clock: Clock
+    let services: IssuerServices
     /// Verified when the email is unknown, so a wrong email costs the same
     /// time as a wrong password and does not reveal which accounts exist.
     let decoyHash: String
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, hasher: PasswordHasher = PasswordHasher(),
-                clock: @escaping Clock = systemClock) throws {
-        self.config = config
-        self.database = database
-        self.hasher = hasher
-        self.clock = clock
-        users = UserStore(database: database, hasher: hasher, clock: clock)
-        sessions = SSOSessionStore(database: database, clock: clock)
-        pending = PendingAuthorizationStore(database: database, clock: clock)
-        codes = AuthorizationCodeStore(database: database, clock: clock)
-        throttle = LoginThrottle(database: database, clock: clock)
-        totp = TOTPStore(database: database, sealer: TOTPSecretSealer(keysDirectory: config.keysDirectory), clock: clock)
-        marks = PasswordVerifiedMarks(database: database, clock: clock)
-        decoyHash = try hasher.hash(password: SecureRandom.token())
+    var issuer: String { services.settings.issuer }
+    var hasher: PasswordHasher { services.hasher }
+    var clock: Clock { services.clock }
+    var users: UserAccounts { services.users }
+    var pending: PendingAuthorizations { services.pendingAuthorizations }
+    var throttle: LoginThrottle { services.loginThrottle }
+    var totp: TOTPEnrolments { services.totp }
+    var marks: PasswordVerifiedMarks { services.passwordMarks }
+
+    public init(services: IssuerServices) throws {
+        self.services = services
+        decoyHash = try services.hasher.hash(password: SecureRandom.token())
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -53,7 +42,7 @@ public final class LoginResponder: Responder {
             return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403,
                                     detail: "login CSRF refused: Sec-Fetch-Site \(site.prefix(32))")
         }
-        if let origin = request.header("origin"), origin != "null", !origin.bytesEqual(config.issuer) {
+        if let origin = request.header("origin"), origin != "null", !origin.bytesEqual(issuer) {
             return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403,
                                     detail: "login CSRF refused: Origin is not the issuer")
         }
@@ -62,7 +51,7 @@ public final class LoginResponder: Responder {
             return ErrorPage.render(title: "Sign-in error", message: "The sign-in form is malformed (\(error.code.rawValue)).",
                                     status: error.code == .unsupportedMediaType ? 415 : 400)
         }
-        guard let cookieSecret = request.cookies[PendingAuthorizationStore.cookieName],
+        guard let cookieSecret = request.cookies[PendingAuthorizations.cookieName],
               let waiting = try pending.find(cookieSecret: cookieSecret) else {
             return .redirect(to: "/login.html?error=expired").logging("no live pending request behind the gh_login cookie")
         }
@@ -151,9 +140,9 @@ public final class LoginResponder: Responder {
             guard try marks.mark(cookieSecret: step.cookieSecret, userID: user.id) else { return .redirect(to: "/login.html?error=expired") }
             return step.codePage().logging("password right for user \(user.id); TOTP code asked")
         }
-        return try complete(user: user, amr: AuthenticationMethods.passwordOnly, expired: .redirect(to: "/login.html?error=expired")) {
-            try throttle.succeeded(attempt)
-            return try pending.consume(cookieSecret: step.cookieSecret)
+        return try complete(user: user, amr: AuthenticationMethods.passwordOnly, expired: .redirect(to: "/login.html?error=expired")) { tx in
+            try throttle.succeeded(attempt, tx)
+            return try pending.consume(cookieSecret: step.cookieSecret, tx)
         }
     }
 
@@ -179,12 +168,12 @@ public final class LoginResponder: Responder {
                                                        after: credential.lastUsedStep) else {
             return step.codePage(error: "invalid_code").logging("sign-in failed: wrong or reused TOTP code for user \(user.id)")
         }
-        return try complete(user: user, amr: AuthenticationMethods.passwordAndTOTP, expired: step.codePage(error: "expired")) {
+        return try complete(user: user, amr: AuthenticationMethods.passwordAndTOTP, expired: step.codePage(error: "expired")) { tx in
             // RFC 6238 §5.2: one-time use, enforced atomically (two concurrent
             // posts of one code: only one raises last_used_step).
-            guard try totp.accept(step: timeStep, userID: user.id) else { throw Abandon(response: step.codePage(error: "invalid_code")) }
-            try throttle.succeeded(attempt)
-            return try marks.consume(cookieSecret: step.cookieSecret, userID: user.id)
+            guard try tx.totp.accept(step: timeStep, userID: user.id) else { throw Abandon(response: step.codePage(error: "invalid_code")) }
+            try throttle.succeeded(attempt, tx)
+            return try marks.consume(cookieSecret: step.cookieSecret, userID: user.id, tx)
         }
     }
 
@@ -204,11 +193,11 @@ public final class LoginResponder: Responder {
     /// One transaction: `claim` takes the pending request (nil: it is gone,
     /// answer `expired`), then the session it replaces ends, a new session
     /// and a code are created, and the browser goes back to the client.
-    func complete(user: User, amr: [String], expired: Response, claim: () throws -> PendingAuthorization?) throws -> Response {
+    func complete(user: User, amr: [String], expired: Response, claim: (any IssuerWrites) throws -> PendingAuthorization?) throws -> Response {
         let completion: Completion
         do {
-            completion = try database.transaction {
-                guard let consumed = try claim() else { throw Abandon(response: expired) }
+            completion = try services.storage.write { tx in
+                guard let consumed = try claim(tx) else { throw Abandon(response: expired) }
                 let authorization = consumed.request
                 // OIDC Core §3.1.2.1 id_token_hint: "If the End-User identified
                 // by the ID Token is logged in or is logged in by the request,
@@ -217,12 +206,13 @@ public final class LoginResponder: Responder {
                 if let expected = authorization.expectedSubject, !expected.bytesEqual(user.subject) {
                     return .otherUserThanHinted(authorization)
                 }
-                if let replaced = consumed.replacesSID { try sessions.end(sid: replaced) }
-                let (session, secret) = try sessions.create(userID: user.id, lifetime: config.ssoSessionLifetime, amr: amr)
-                let code = try codes.issue(AuthorizationCodeGrantRecord(
+                let lifetimes = services.settings.lifetimes
+                if let replaced = consumed.replacesSID { try tx.sessions.end(sid: replaced, at: clock()) }
+                let (session, secret) = try services.sessions.create(userID: user.id, lifetime: lifetimes.ssoSession, amr: amr, tx)
+                let code = try services.codes.issue(AuthorizationCodeGrantRecord(
                     clientID: authorization.clientID, redirectURI: authorization.redirectURI, codeChallenge: authorization.codeChallenge,
                     scope: authorization.scope, nonce: authorization.nonce, sid: session.sid, userID: user.id, authTime: session.authTime,
-                    amr: session.amr), lifetime: config.authorizationCodeLifetime)
+                    amr: session.amr), lifetime: lifetimes.authorizationCode, tx)
                 return .signedIn(secret: secret, code: code, request: authorization)
             }
         } catch let abandon as Abandon {
@@ -231,16 +221,16 @@ public final class LoginResponder: Responder {
         switch completion {
         case .signedIn(let secret, let code, let request):
             var response = AuthorizationResponse.success(redirectURI: request.redirectURI, code: code, state: request.state,
-                                                         issuer: config.issuer)
-            response.addCookie(SetCookie(name: SSOSessionStore.cookieName, value: secret, maxAge: config.ssoSessionLifetime))
-            response.addCookie(.expired(name: PendingAuthorizationStore.cookieName, path: "/login"))
+                                                         issuer: issuer)
+            response.addCookie(SetCookie(name: SSOSessions.cookieName, value: secret, maxAge: services.settings.lifetimes.ssoSession))
+            response.addCookie(.expired(name: PendingAuthorizations.cookieName, path: "/login"))
             return response
         case .otherUserThanHinted(let request):
             var response = AuthorizationResponse.error(
                 redirectURI: request.redirectURI, error: OAuthError(.loginRequired, "the user who signed in is not the one id_token_hint names"),
-                state: request.state, issuer: config.issuer)
+                state: request.state, issuer: issuer)
                 .logging("signed in as user \(user.id), but id_token_hint named another subject; no session made")
-            response.addCookie(.expired(name: PendingAuthorizationStore.cookieName, path: "/login"))
+            response.addCookie(.expired(name: PendingAuthorizations.cookieName, path: "/login"))
             return response
         }
     }

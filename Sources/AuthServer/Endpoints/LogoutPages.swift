@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// The two pages /logout shows itself, in the look of the static pages.

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// `GET|POST /logout` (OpenID Connect RP-Initiated Logout 1.0).
@@ -22,20 +23,14 @@ import SSOCore
 /// - An invalid request (bad hint, unknown client, unregistered redirect,
 ///   bad state) shows an error page and changes nothing (§4: no redirect).
 public final class LogoutResponder: Responder {
-    let database: SQLiteDatabase
+    let services: IssuerServices
     let validator: LogoutRequestValidator
-    let sessions: SSOSessionStore
-    let users: UserStore
-    let credentials: SessionBoundCredentials
+    var sessions: SSOSessions { services.sessions }
+    var users: UserAccounts { services.users }
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) {
-        self.database = database
-        let keys = PublishedSigningKeyCache(store: SigningKeyStore(config: config, database: database, clock: clock))
-        validator = LogoutRequestValidator(clients: ClientStore(database: database, clock: clock),
-                                           hints: IDTokenHintVerifier(issuer: config.issuer, keys: keys))
-        sessions = SSOSessionStore(database: database, clock: clock)
-        users = UserStore(database: database, clock: clock)
-        credentials = SessionBoundCredentials(database: database, clock: clock)
+    public init(services: IssuerServices) {
+        self.services = services
+        validator = LogoutRequestValidator(clients: services.clients, hints: services.idTokenHints)
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -46,7 +41,7 @@ public final class LogoutResponder: Responder {
         // redirect, nothing changed.
         let logout = try validator.validate(try parameters(of: request))
 
-        let cookieSecret = request.cookies[SSOSessionStore.cookieName]
+        let cookieSecret = request.cookies[SSOSessions.cookieName]
         let browserSession = try cookieSecret.flatMap { try sessions.find(secret: $0) }
         if let browserSession, let cookieSecret,
            try !mayEnd(browserSession, hint: logout.hint, confirmation: logout.confirmation, cookieSecret: cookieSecret) {
@@ -57,7 +52,7 @@ public final class LogoutResponder: Responder {
         var response = finish(logout)
         // Cleared whether or not it named a live session: a stale cookie is
         // worth nothing but is still the user's "signed in" marker.
-        response.addCookie(.expired(name: SSOSessionStore.cookieName))
+        response.addCookie(.expired(name: SSOSessions.cookieName))
         return response
     }
 
@@ -73,18 +68,16 @@ public final class LogoutResponder: Responder {
     /// Ends the sessions and revokes what is bound to them, all or nothing.
     func end(_ sids: Set<String>) throws {
         guard !sids.isEmpty else { return }
-        try database.transaction {
-            for sid in sids.sorted() {
-                try sessions.end(sid: sid)
-                try credentials.revokeAll(sid: sid)
-            }
+        let now = services.clock()
+        try services.storage.write { tx in
+            for sid in sids.sorted() { try SessionBoundCredentials.endSession(sid, tx, now: now) }
         }
     }
 
     /// The live session a verified hint names, if it is the hint user's.
     func session(namedBy hint: IDTokenHint?) throws -> SSOSession? {
         guard let hint, let sid = hint.sid, let session = try sessions.find(sid: sid),
-              try users.find(id: session.userID)?.subject == hint.subject else { return nil }
+              try users.find(id: session.userID)?.subject.bytesEqual(hint.subject) == true else { return nil }
         return session
     }
 
@@ -92,7 +85,7 @@ public final class LogoutResponder: Responder {
     /// ends without asking when a valid hint speaks for its user, or when the
     /// user confirmed on this browser.
     func mayEnd(_ browserSession: SSOSession, hint: IDTokenHint?, confirmation: String?, cookieSecret: String) throws -> Bool {
-        if let hint, try users.find(id: browserSession.userID)?.subject == hint.subject { return true }
+        if let hint, try users.find(id: browserSession.userID)?.subject.bytesEqual(hint.subject) == true { return true }
         guard let confirmation else { return false }
         return ConstantTime.equals(Array(confirmation.utf8), Array(Self.confirmation(for: cookieSecret).utf8))
     }

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// `POST /revoke` (RFC 7009): a client gives up a refresh or access token.
@@ -19,21 +20,10 @@ import SSOCore
 ///   client A (a probing oracle); the outcome for the legitimate owner is
 ///   unchanged either way.
 public final class RevocationResponder: Responder {
-    let authenticator: ClientAuthenticator
-    let locator: PresentedTokenLocator
-    let refreshTokens: RefreshTokenStore
-    let revokedAccessTokens: RevokedAccessTokenStore
-    let clock: Clock
+    let services: IssuerServices
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, hasher: PasswordHasher = PasswordHasher(),
-                clock: @escaping Clock = systemClock) {
-        self.clock = clock
-        authenticator = ClientAuthenticator(clients: ClientStore(database: database, hasher: hasher, clock: clock), hasher: hasher)
-        refreshTokens = RefreshTokenStore(database: database, clock: clock)
-        revokedAccessTokens = RevokedAccessTokenStore(database: database)
-        let keys = PublishedSigningKeyCache(store: SigningKeyStore(config: config, database: database, clock: clock))
-        locator = PresentedTokenLocator(refreshTokens: refreshTokens, accessTokens: IssuerAccessTokenVerifier(
-            config: config, database: database, keys: keys, clock: clock))
+    public init(services: IssuerServices) {
+        self.services = services
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -44,7 +34,7 @@ public final class RevocationResponder: Responder {
             let form = try request.formParameters()
             // RFC 7009 §2.1: "The authorization server first validates the
             // client credentials (in case of a confidential client)".
-            let client = try authenticator.authenticate(request, form: form)
+            let client = try services.clientAuthenticator.authenticate(request, form: form)
             // RFC 7009 §2.1: token REQUIRED.
             guard let token = try form.single("token") else { throw OAuthError.invalidRequest("token is required") }
             let hint = try form.single("token_type_hint")
@@ -59,18 +49,18 @@ public final class RevocationResponder: Responder {
     }
 
     func revoke(_ token: String, hint: String?, client: Client) throws {
-        switch try locator.locate(token, hint: hint) {
+        switch try services.tokenLocator.locate(token, hint: hint) {
         case .refreshToken(let details):
-            guard details.clientID == client.clientID else { return }
-            try refreshTokens.revokeFamily(details.familyID)
+            guard details.clientID.bytesEqual(client.clientID) else { return }
+            try services.storage.write { try $0.refreshTokens.revokeFamily(details.familyID, at: services.clock()) }
         case .accessToken(let claims):
-            guard claims.client_id == client.clientID else { return }
+            guard claims.client_id.bytesEqual(client.clientID) else { return }
             // A token past exp plus the verifier's leeway is refused
             // everywhere anyway and needs no row. The row keeps the token's
             // own exp; the Sweeper removes it once exp plus that leeway has
             // passed.
-            guard claims.exp + IssuerAccessTokenVerifier.leeway > clock() else { return }
-            try revokedAccessTokens.revoke(jti: claims.jti, expiresAt: claims.exp)
+            guard claims.exp + IssuerAccessTokenVerifier.leeway > services.clock() else { return }
+            try services.storage.write { try $0.revokedAccessTokens.revoke(jti: claims.jti, expiresAt: claims.exp) }
         case .unknown:
             // RFC 7009 §2.2: "invalid tokens do not cause an error response
             // since the client cannot handle such an error in a reasonable way".

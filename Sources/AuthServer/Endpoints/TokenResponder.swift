@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// `POST /token` (RFC 6749 §3.2): client authentication, then one handler
@@ -8,14 +9,11 @@ public final class TokenResponder: Responder {
     let refreshToken: RefreshTokenGrant
     let tokenExchange: TokenExchangeGrant
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) throws {
-        authenticator = ClientAuthenticator(clients: ClientStore(database: database))
-        let issuer = TokenIssuer(config: config, signingKeys: ActiveSigningKeyCache(
-            keys: SigningKeyStore(config: config, database: database, clock: clock)), clock: clock)
-        authorizationCode = AuthorizationCodeGrant(config: config, database: database, issuer: issuer, clock: clock)
-        refreshToken = RefreshTokenGrant(config: config, database: database, issuer: issuer,
-                                         sealingKey: try SecretKeyFile.loadOrCreate(path: config.refreshSealingKeyPath), clock: clock)
-        tokenExchange = TokenExchangeGrant(config: config, database: database, issuer: issuer, clock: clock)
+    public init(services: IssuerServices) throws {
+        authenticator = services.clientAuthenticator
+        authorizationCode = AuthorizationCodeGrant(services: services)
+        refreshToken = try RefreshTokenGrant(services: services)
+        tokenExchange = TokenExchangeGrant(services: services)
     }
 
     public func respond(to request: Request) throws -> Response {

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// `GET|POST /userinfo` (OIDC Core §5.3): the signed-in user's claims, for
@@ -13,13 +14,12 @@ import SSOCore
 /// - `email_verified` is true: accounts are created by the operator with
 ///   `ssoctl`, which is the verification (as in the ID token).
 public final class UserInfoResponder: Responder {
-    let config: GatehouseConfig
+    let issuer: String
     let verifier: IssuerAccessTokenVerifier
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, clock: @escaping Clock = systemClock) {
-        self.config = config
-        let keys = PublishedSigningKeyCache(store: SigningKeyStore(config: config, database: database, clock: clock))
-        verifier = IssuerAccessTokenVerifier(config: config, database: database, keys: keys, clock: clock)
+    public init(services: IssuerServices) {
+        issuer = services.settings.issuer
+        verifier = services.accessTokens
     }
 
     /// OIDC Core §5.3.2: the response body, JSON; absent claims are omitted.
@@ -47,7 +47,7 @@ public final class UserInfoResponder: Responder {
             // Personal data: never stored by a cache (RFC 9111 §5.2.2.5).
             return try .json(body, headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
         } catch var error as IssuerBearerError {
-            error.realm = config.issuer
+            error.realm = issuer
             throw error
         }
     }

@@ -1,31 +1,14 @@
+import IssuerStorage
 import SSOCore
 
 /// `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.5–4.6).
 public final class AuthorizationCodeGrant {
-    let config: GatehouseConfig
-    let database: SQLiteDatabase
-    let codes: AuthorizationCodeStore
-    let refreshTokens: RefreshTokenStore
-    let revokedAccessTokens: RevokedAccessTokenStore
-    let users: UserStore
-    let sessions: SSOSessionStore
-    let deviceSecrets: DeviceSecretStore
+    let services: IssuerServices
     let deviceIDBinding: DeviceIDBinding
-    let issuer: TokenIssuer
-    let clock: Clock
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, issuer: TokenIssuer, clock: @escaping Clock = systemClock) {
-        self.config = config
-        self.database = database
-        self.issuer = issuer
-        self.clock = clock
-        codes = AuthorizationCodeStore(database: database, clock: clock)
-        refreshTokens = RefreshTokenStore(database: database, clock: clock)
-        revokedAccessTokens = RevokedAccessTokenStore(database: database)
-        users = UserStore(database: database, clock: clock)
-        sessions = SSOSessionStore(database: database, clock: clock)
-        deviceSecrets = DeviceSecretStore(database: database, clock: clock)
-        deviceIDBinding = DeviceIDBinding(groups: NativeSSOGroupStore(database: database))
+    public init(services: IssuerServices) {
+        self.services = services
+        deviceIDBinding = DeviceIDBinding(groups: services.nativeSSOGroups)
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
@@ -42,23 +25,27 @@ public final class AuthorizationCodeGrant {
         let deviceID = try DeviceIDParameter.parse(form)
 
         let jti = SecureRandom.token(byteCount: 16)
+        let lifetimes = services.settings.lifetimes
         let issued: (record: AuthorizationCodeGrantRecord, user: User, refreshToken: String?, deviceSecret: String?)
         do {
-            issued = try database.transaction {
+            issued = try services.storage.write { tx in
                 // RFC 7636 §4.6: BASE64URL-ENCODE(SHA256(ASCII(code_verifier))) == code_challenge,
                 // checked inside the atomic redemption together with client and redirect URI.
-                let record = try codes.redeem(code: code, clientID: client.clientID, redirectURI: redirectURI,
-                                              challengeFromVerifier: PKCE.s256Challenge(verifier: verifier))
-                guard let user = try users.find(id: record.userID), !user.disabled else {
-                    throw OAuthError.invalidGrant("the user can no longer sign in")
+                let record = try services.codes.redeem(code: code, clientID: client.clientID, redirectURI: redirectURI,
+                                                       challengeFromVerifier: PKCE.s256Challenge(verifier: verifier), tx)
+                guard let user = try tx.users.find(id: record.userID), !user.disabled else {
+                    throw OAuthError.invalidGrant("the user can no longer sign in", detail: "user \(record.userID) is disabled or gone")
                 }
-                guard let session = try sessions.find(sid: record.sid) else { throw OAuthError.invalidGrant("the sign-in session has ended") }
+                guard let session = try tx.sessions.live(sid: record.sid, now: services.clock()) else {
+                    throw OAuthError.invalidGrant("the sign-in session has ended")
+                }
                 var refreshToken: String?
                 var familyID: String?
                 // OIDC Core §11: refresh tokens only with offline_access.
                 if record.scope.contains("offline_access") {
-                    let refresh = try refreshTokens.issue(familyID: nil, clientID: client.clientID, userID: user.id, sid: record.sid,
-                                                          scope: record.scope, authTime: record.authTime, lifetime: config.refreshTokenLifetime)
+                    let refresh = try services.refreshTokens.issue(familyID: nil, clientID: client.clientID, userID: user.id, sid: record.sid,
+                                                                   scope: record.scope, authTime: record.authTime,
+                                                                   lifetime: lifetimes.refreshToken, tx)
                     refreshToken = refresh.token
                     familyID = refresh.record.familyID
                 }
@@ -67,20 +54,14 @@ public final class AuthorizationCodeGrant {
                 // this session; it lives no longer than the session. It records
                 // what this sign-in granted: a token exchange never gets more.
                 let deviceSecret = record.scope.contains("device_sso")
-                    ? try deviceSecrets.issue(sid: record.sid, userID: user.id, clientID: client.clientID, deviceID: deviceID,
-                                              scope: record.scope, codeHash: SecretHash.of(code), expiresAt: session.expiresAt).secret
+                    ? try services.deviceSecrets.issue(sid: record.sid, userID: user.id, clientID: client.clientID, deviceID: deviceID,
+                                                       scope: record.scope, codeHash: SecretHash.of(code), expiresAt: session.expiresAt, tx).secret
                     : nil
-                try codes.recordIssued(code: code, familyID: familyID, jti: jti)
+                try services.codes.recordIssued(code: code, familyID: familyID, jti: jti, tx)
                 return (record, user, refreshToken, deviceSecret)
             }
         } catch let failure as CodeRedemptionFailure {
-            if case .reused(let familyID, let previousJTI) = failure {
-                try database.transaction {
-                    if let familyID { try refreshTokens.revokeFamily(familyID) }
-                    try deviceSecrets.revokeAll(issuedByCodeHash: SecretHash.of(code))
-                    if let previousJTI { try revokedAccessTokens.revoke(jti: previousJTI, expiresAt: clock() + Int64(config.accessTokenLifetime)) }
-                }
-            }
+            if case .reused(let familyID, let previousJTI) = failure { try revokeWhatTheFirstUseIssued(code, familyID, previousJTI) }
             throw Self.error(for: failure, clientID: client.clientID)
         }
         var grant = TokenGrant(user: issued.user, clientID: client.clientID, scope: issued.record.scope, sid: issued.record.sid,
@@ -89,11 +70,24 @@ public final class AuthorizationCodeGrant {
         // secret; the seed profile's di_hash to the device id, where allowed.
         grant.dsHash = issued.deviceSecret.map(NativeSSOHash.of)
         grant.diHash = try deviceIDBinding.diHash(deviceID: deviceID, grantedScope: issued.record.scope, client: client)
-        let tokens = try issuer.sign(grant)
-        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
+        let tokens = try services.tokenIssuer.sign(grant)
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: lifetimes.accessToken,
                                      refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: grant.scope.joined(separator: " "))
         body.device_secret = issued.deviceSecret
         return body
+    }
+
+    /// RFC 6749 §4.1.2: a proven replay revokes the refresh token family,
+    /// the device secrets and the access token the first use issued.
+    func revokeWhatTheFirstUseIssued(_ code: String, _ familyID: String?, _ previousJTI: String?) throws {
+        let now = services.clock()
+        try services.storage.write { tx in
+            if let familyID { try tx.refreshTokens.revokeFamily(familyID, at: now) }
+            try tx.deviceSecrets.revokeAll(issuedByCodeHash: SecretHash.of(code), at: now)
+            if let previousJTI {
+                try tx.revokedAccessTokens.revoke(jti: previousJTI, expiresAt: now + Int64(services.settings.lifetimes.accessToken))
+            }
+        }
     }
 
     /// RFC 6749 §5.2 invalid_grant for each, with a description that names

@@ -1,23 +1,16 @@
+import IssuerStorage
 import SSOCore
 
 /// `grant_type=refresh_token` (RFC 6749 §6) with rotation (RFC 9700 §4.14.2).
 public final class RefreshTokenGrant {
-    let config: GatehouseConfig
+    let services: IssuerServices
     let rotation: RefreshTokenRotation
-    let users: UserStore
-    let sessions: SSOSessionStore
-    let deviceSecrets: DeviceSecretStore
     let deviceIDBinding: DeviceIDBinding
-    let issuer: TokenIssuer
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, issuer: TokenIssuer, sealingKey: [UInt8], clock: @escaping Clock = systemClock) {
-        self.config = config
-        self.issuer = issuer
-        rotation = RefreshTokenRotation(database: database, sealingKey: sealingKey, clock: clock)
-        users = UserStore(database: database, clock: clock)
-        sessions = SSOSessionStore(database: database, clock: clock)
-        deviceSecrets = DeviceSecretStore(database: database, clock: clock)
-        deviceIDBinding = DeviceIDBinding(groups: NativeSSOGroupStore(database: database))
+    public init(services: IssuerServices) throws {
+        self.services = services
+        rotation = RefreshTokenRotation(storage: services.storage, sealingKey: try services.refreshSealingKey(), clock: services.clock)
+        deviceIDBinding = DeviceIDBinding(groups: services.nativeSSOGroups)
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
@@ -28,8 +21,8 @@ public final class RefreshTokenGrant {
         // RFC 6749 §6: "The requested scope MUST NOT include any scope not
         // originally granted by the resource owner, and if omitted is treated
         // as equal to the scope originally granted." Checked before rotation.
-        let outcome = try rotation.present(token, clientID: client.clientID, lifetime: config.refreshTokenLifetime,
-                                           gracePeriod: config.refreshGracePeriod) { presented in
+        let outcome = try rotation.present(token, clientID: client.clientID, lifetime: services.settings.lifetimes.refreshToken,
+                                           gracePeriod: services.settings.lifetimes.refreshGracePeriod) { presented in
             if let requested, let wider = requested.first(where: { !presented.scope.containsBytes($0) }) {
                 throw OAuthError(.invalidScope, "\(ScopeParameter.named(wider)) exceeds the original grant",
                                  detail: "refresh asked for scope \(wider.debugDescription), not in family \(presented.familyID)")
@@ -45,8 +38,8 @@ public final class RefreshTokenGrant {
                                           detail: "refresh token reuse detected; family \(familyID) revoked")
         }
         let scope = requested.map { requested in record.scope.filter(requested.containsBytes) } ?? record.scope
-        guard let user = try users.find(id: record.userID), !user.disabled,
-              let session = try sessions.find(sid: record.sid) else {
+        guard let user = try services.users.find(id: record.userID), !user.disabled,
+              let session = try services.sessions.find(sid: record.sid) else {
             throw OAuthError.invalidGrant("the user can no longer sign in")
         }
         // OIDC Core §12.2: the new ID token keeps sub, aud and the original
@@ -56,8 +49,8 @@ public final class RefreshTokenGrant {
         let deviceSecret = try deviceSecret(presented: presentedDeviceSecret, record: record, clientID: client.clientID)
         grant.dsHash = deviceSecret.record?.dsHash
         grant.diHash = try diHash(deviceID: deviceID, deviceSecret: deviceSecret.record, record: record, client: client)
-        let tokens = try issuer.sign(grant)
-        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
+        let tokens = try services.tokenIssuer.sign(grant)
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: services.settings.lifetimes.accessToken,
                                      refresh_token: successor, id_token: tokens.idToken, scope: scope.joined(separator: " "))
         body.device_secret = deviceSecret.echoed
         return body
@@ -84,9 +77,9 @@ public final class RefreshTokenGrant {
     func deviceSecret(presented: String?, record: RefreshTokenRecord, clientID: String) throws
         -> (record: DeviceSecretRecord?, echoed: String?) {
         guard record.scope.contains("device_sso") else { return (nil, nil) }
-        if let presented, let live = try deviceSecrets.live(secret: presented), live.sid == record.sid, live.clientID == clientID {
+        if let presented, let live = try services.deviceSecrets.live(secret: presented), live.sid.bytesEqual(record.sid), live.clientID.bytesEqual(clientID) {
             return (live, presented)
         }
-        return (try deviceSecrets.newestLive(sid: record.sid, clientID: clientID), nil)
+        return (try services.deviceSecrets.newestLive(sid: record.sid, clientID: clientID), nil)
     }
 }

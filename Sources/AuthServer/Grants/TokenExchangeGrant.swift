@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// `grant_type=urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693)
@@ -13,35 +14,26 @@ import SSOCore
 /// `sid`, so ending that session (logout, `ssoctl sessions revoke`,
 /// password change, disabling) revokes app #2's tokens with app #1's.
 public final class TokenExchangeGrant {
-    let config: GatehouseConfig
-    let database: SQLiteDatabase
+    let services: IssuerServices
     let checks: NativeSSOChecks
-    let refreshTokens: RefreshTokenStore
-    let issuer: TokenIssuer
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, issuer: TokenIssuer, clock: @escaping Clock = systemClock) {
-        self.config = config
-        self.database = database
-        self.issuer = issuer
-        let keys = PublishedSigningKeyCache(store: SigningKeyStore(config: config, database: database, clock: clock))
-        checks = NativeSSOChecks(verifier: NativeSSOSubjectTokenVerifier(issuer: config.issuer, keys: keys),
-                                 clients: ClientStore(database: database, clock: clock), users: UserStore(database: database, clock: clock),
-                                 sessions: SSOSessionStore(database: database, clock: clock),
-                                 deviceSecrets: DeviceSecretStore(database: database, clock: clock),
-                                 groups: NativeSSOGroupStore(database: database), clock: clock)
-        refreshTokens = RefreshTokenStore(database: database, clock: clock)
+    public init(services: IssuerServices) {
+        self.services = services
+        checks = NativeSSOChecks(verifier: NativeSSOSubjectTokenVerifier(issuer: services.settings.issuer, keys: services.publishedKeys),
+                                 clients: services.clients, users: services.users, sessions: services.sessions,
+                                 deviceSecrets: services.deviceSecrets, groups: services.nativeSSOGroups, clock: services.clock)
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
-        let request = try TokenExchangeRequest.parse(form, issuer: config.issuer)
+        let request = try TokenExchangeRequest.parse(form, issuer: services.settings.issuer)
         // Signature first, outside the write transaction (it reads keys only).
         let subjectToken = try checks.verifySubjectToken(request.subjectToken)
-        let issued = try database.transaction { () -> (NativeSSOChecks.Outcome, String?) in
+        let issued = try services.storage.write { tx -> (NativeSSOChecks.Outcome, String?) in
             let outcome = try checks.run(request, subjectToken: subjectToken, client: client)
             guard outcome.scope.contains("offline_access") else { return (outcome, nil) }
-            let refresh = try refreshTokens.issue(familyID: nil, clientID: client.clientID, userID: outcome.user.id, sid: outcome.session.sid,
-                                                  scope: outcome.scope, authTime: outcome.session.authTime,
-                                                  lifetime: config.refreshTokenLifetime)
+            let refresh = try services.refreshTokens.issue(familyID: nil, clientID: client.clientID, userID: outcome.user.id,
+                                                           sid: outcome.session.sid, scope: outcome.scope, authTime: outcome.session.authTime,
+                                                           lifetime: services.settings.lifetimes.refreshToken, tx)
             return (outcome, refresh.token)
         }
         let (outcome, refreshToken) = issued
@@ -49,11 +41,11 @@ public final class TokenExchangeGrant {
         // the same session (sid), with the session's auth_time and amr.
         let grant = TokenGrant(user: outcome.user, clientID: client.clientID, scope: outcome.scope, sid: outcome.session.sid,
                                authTime: outcome.session.authTime, nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: outcome.session.amr)
-        let tokens = try issuer.sign(grant)
+        let tokens = try services.tokenIssuer.sign(grant)
         // RFC 8693 §2.2.1: "issued_token_type REQUIRED"; "token_type REQUIRED
         // ... If the issued token is an access token ... the value of this
         // parameter MUST be ... Bearer".
-        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: config.accessTokenLifetime,
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: services.settings.lifetimes.accessToken,
                                      refresh_token: refreshToken, id_token: tokens.idToken, scope: outcome.scope.joined(separator: " "))
         body.issued_token_type = TokenExchangeRequest.accessTokenType
         return body

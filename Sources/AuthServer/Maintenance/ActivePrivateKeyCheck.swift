@@ -1,32 +1,37 @@
 import FoundationEssentials
+import IssuerStorage
 import SSOCore
 
-/// `keys.private-key`: the active key's private half is on disk, readable
-/// by its owner only (DESIGN "Storage": 0600), loads, and is the key its
-/// kid names (the kid is the JWK thumbprint, RFC 7638), so tokens verify.
+/// `keys.private-key`: the active key's private half exists, loads, and is
+/// the key its kid names (the kid is the JWK thumbprint, RFC 7638), so
+/// tokens verify. A key file in the keys directory (the single-node layout)
+/// must also be readable by its owner only (0600).
 struct ActivePrivateKeyCheck: DoctorCheck {
     func findings(_ context: DoctorContext) -> [DoctorFinding] {
         guard let keys = context.keys, let kid = try? keys.activeKID() else { return [] }
-        return [Self.finding(kid: kid, path: keys.privateKeyPath(kid), check: "keys.private-key")]
+        return [Self.finding(kid: kid, keys: keys, keysDirectory: context.config.keysDirectory, check: "keys.private-key")]
     }
 
-    /// Shared with the next key's check: the same rules for a key about to sign.
-    static func finding(kid: String, path: String, check: String) -> DoctorFinding {
-        guard let mode = FileStatus(path: path) else { return DoctorFinding(.fail, check, "\(path) is missing: \(kid) cannot sign") }
-        if mode.groupOrOther != 0 {
+    static func finding(kid: String, keys: SigningKeys, keysDirectory: String, check: String) -> DoctorFinding {
+        let path = keysDirectory + "/" + kid + ".pem"
+        let mode = FileStatus(path: path)
+        if let mode, mode.groupOrOther != 0 {
             return DoctorFinding(.fail, check, "\(path) is mode \(mode.octal) (\(FilePermissionsCheck.who(mode.groupOrOther))): "
                                  + "a private key must be its owner's alone; chmod 600 it")
         }
+        let place = mode.map { "\(path), mode \($0.octal)" } ?? "sealed in the database"
         do {
-            guard let pem = FileManager.default.contents(atPath: path) else { return DoctorFinding(.fail, check, "\(path) cannot be read") }
-            let key = try RSAKey.privateKey(pem: Array(pem))
+            guard let pem = try keys.storage.read.signingKeys.privateKeyPEM(kid: kid) else {
+                return DoctorFinding(.fail, check, "\(mode == nil ? path : place) is missing: \(kid) cannot sign")
+            }
+            let key = try RSAKey.privateKey(pem: pem)
             let thumbprint = try JWK.thumbprint(of: key)
             guard thumbprint == kid else {
-                return DoctorFinding(.fail, check, "\(path) holds another key (thumbprint \(thumbprint)), not \(kid)")
+                return DoctorFinding(.fail, check, "\(place) holds another key (thumbprint \(thumbprint)), not \(kid)")
             }
-            return DoctorFinding(.ok, check, "\(path), mode \(mode.octal), RSA-\(key.bits), matches its kid")
+            return DoctorFinding(.ok, check, "\(place), RSA-\(key.bits), matches its kid")
         } catch {
-            return DoctorFinding(.fail, check, "\(path) does not load: \(error)")
+            return DoctorFinding(.fail, check, "\(place) does not load: \(error)")
         }
     }
 }

@@ -1,3 +1,4 @@
+import IssuerStorage
 /// `keys.active`: some key signs now. Without one, every token request fails.
 struct ActiveSigningKeyCheck: DoctorCheck {
     func findings(_ context: DoctorContext) -> [DoctorFinding] {

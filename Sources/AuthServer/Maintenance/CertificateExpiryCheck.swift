@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IssuerStorage
 import SSOCore
 
 /// `tls.certificate`, one line per file: no certificate in it has expired

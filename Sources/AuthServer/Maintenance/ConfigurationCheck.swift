@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IssuerStorage
 import SSOCore
 
 /// `config`: the configuration loads (GatehouseConfig refuses bad values)

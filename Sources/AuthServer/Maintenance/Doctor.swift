@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IssuerStorage
 import SSOCore
 
 /// `ssoctl doctor`: every check, in the order they print. Read-only: the
@@ -7,10 +8,7 @@ import SSOCore
 public enum Doctor {
     public static let checks: [any DoctorCheck] = [
         ConfigurationCheck(),
-        DatabaseOpenCheck(),
-        DatabaseIntegrityCheck(),
-        SchemaVersionCheck(),
-        JournalModeCheck(),
+        StorageCheck(),
         ActiveSigningKeyCheck(),
         ActivePrivateKeyCheck(),
         SigningKeyAgeCheck(),
@@ -31,8 +29,11 @@ public enum Doctor {
 
     /// The context for the deployment `environment` describes: the same
     /// configuration rules as every responder (GatehouseConfig.load).
+    /// `openStorage` opens the configured backend without creating or
+    /// migrating anything (the composition root knows the backends).
     public static func context(environment: [String: String] = ProcessInfo.processInfo.environment,
-                               settings: DoctorSettings = DoctorSettings(), clock: @escaping Clock = systemClock) -> DoctorContext {
+                               settings: DoctorSettings = DoctorSettings(), clock: @escaping Clock = systemClock,
+                               openStorage: (GatehouseConfig) throws -> any IssuerStorage) -> DoctorContext {
         let explicitHome = environment["GATEHOUSE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
         var config: GatehouseConfig
         var configError: String?
@@ -43,10 +44,10 @@ public enum Doctor {
             // Defaults never throw; the paths only depend on the home.
             config = try! GatehouseConfig(home: explicitHome ?? "var", values: [:])
         }
-        var database: SQLiteDatabase?
-        var databaseError: String?
-        do { database = try ReadOnlyDatabase.open(config.databasePath) } catch { databaseError = "\(error)" }
-        return DoctorContext(config: config, configError: configError, homeIsExplicit: explicitHome != nil, database: database,
-                             databaseError: databaseError, settings: settings, clock: clock)
+        var storage: (any IssuerStorage)?
+        var storageError: String?
+        do { storage = try openStorage(config) } catch { storageError = "\(error)" }
+        return DoctorContext(config: config, configError: configError, homeIsExplicit: explicitHome != nil, storage: storage,
+                             storageError: storageError, settings: settings, clock: clock)
     }
 }

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// What every check looks at: the configuration (or why it did not load),
@@ -10,18 +11,19 @@ public final class DoctorContext {
     public let configError: String?
     /// Whether GATEHOUSE_HOME was set (unset: `var` under the working directory).
     public let homeIsExplicit: Bool
-    public let database: SQLiteDatabase?
-    public let databaseError: String?
+    /// The issuer storage, opened without changing it; nil when it did not open.
+    public let storage: (any IssuerStorage)?
+    public let storageError: String?
     public let settings: DoctorSettings
     public let clock: Clock
 
-    public init(config: GatehouseConfig, configError: String? = nil, homeIsExplicit: Bool = true, database: SQLiteDatabase?,
-                databaseError: String? = nil, settings: DoctorSettings = DoctorSettings(), clock: @escaping Clock = systemClock) {
+    public init(config: GatehouseConfig, configError: String? = nil, homeIsExplicit: Bool = true, storage: (any IssuerStorage)?,
+                storageError: String? = nil, settings: DoctorSettings = DoctorSettings(), clock: @escaping Clock = systemClock) {
         self.config = config
         self.configError = configError
         self.homeIsExplicit = homeIsExplicit
-        self.database = database
-        self.databaseError = databaseError
+        self.storage = storage
+        self.storageError = storageError
         self.settings = settings
         self.clock = clock
     }
@@ -29,8 +31,8 @@ public final class DoctorContext {
     public var home: String { config.home }
 
     /// The signing keys as the responders see them (same retention rule).
-    var keys: SigningKeyStore? {
-        database.map { SigningKeyStore(config: config, database: $0, clock: clock) }
+    var keys: SigningKeys? {
+        storage.map { SigningKeys(storage: $0, clock: clock, tokenLifetime: config.signingKeyRetention) }
     }
 
     var nginxConfigPath: String { settings.nginxConfigPath ?? home + "/nginx/nginx.conf" }

@@ -1,3 +1,4 @@
+import IssuerStorage
 /// Runs `executable` with `arguments` (no shell); its exit status and its
 /// standard output and error together.
 public typealias CommandRunner = @Sendable (_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String)

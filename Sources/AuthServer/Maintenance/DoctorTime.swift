@@ -1,3 +1,4 @@
+import IssuerStorage
 import FoundationEssentials
 
 /// Times in doctor's details: RFC 3339, UTC.

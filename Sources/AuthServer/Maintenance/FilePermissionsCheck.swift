@@ -1,3 +1,4 @@
+import IssuerStorage
 import FoundationEssentials
 import Glibc
 

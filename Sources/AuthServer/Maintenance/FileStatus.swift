@@ -1,3 +1,4 @@
+import IssuerStorage
 import Glibc
 
 /// What `stat` says about a path (links followed): permission bits, kind, size.

@@ -1,3 +1,4 @@
+import IssuerStorage
 import FoundationEssentials
 
 /// `keys.files`: every file in the keys directory (signing keys, the

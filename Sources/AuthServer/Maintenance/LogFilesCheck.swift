@@ -1,3 +1,4 @@
+import IssuerStorage
 import FoundationEssentials
 
 /// `files.logs`: every file in Scripts/run's log/ is its owner's alone.

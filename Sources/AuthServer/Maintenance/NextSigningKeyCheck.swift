@@ -1,3 +1,4 @@
+import IssuerStorage
 /// `keys.next`: a pre-published key (state `next`: in the JWKS, signing
 /// from its activation time) will be able to sign when its time comes.
 /// None is normal between rotations; once the active key is due for
@@ -13,7 +14,7 @@ struct NextSigningKeyCheck: DoctorCheck {
             }
             return [DoctorFinding(.ok, "keys.next", "none pre-published (ssoctl keys rotate publishes one ahead of its use)")]
         }
-        let file = ActivePrivateKeyCheck.finding(kid: next.kid, path: keys.privateKeyPath(next.kid), check: "keys.next")
+        let file = ActivePrivateKeyCheck.finding(kid: next.kid, keys: keys, keysDirectory: context.config.keysDirectory, check: "keys.next")
         guard file.status == .ok else { return [file] }
         return [DoctorFinding(.ok, "keys.next", "\(next.kid) published, signs from \(DoctorTime.format(next.activatesAt))")]
     }

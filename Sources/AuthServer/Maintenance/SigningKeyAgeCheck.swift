@@ -1,3 +1,4 @@
+import IssuerStorage
 /// `keys.age`: the active key is rotated regularly, so a key that leaked
 /// unnoticed stops being useful. The thresholds are DoctorSettings'.
 struct SigningKeyAgeCheck: DoctorCheck {

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// When an ID token from the code or refresh grant carries `di_hash`, the
@@ -8,11 +9,11 @@ import SSOCore
 /// presents with the device id. A device id is not a secret, so Gatehouse
 /// binds only a sign-in that asked to take part in Native SSO (the
 /// `device_sso` scope, Native SSO §3.1) of a client whose native-SSO group
-/// has the seed profile switched on (NativeSSOGroupStore). Otherwise the
+/// has the seed profile switched on (NativeSSOGroups). Otherwise the
 /// `device_id` parameter is accepted (and still checked for shape) but has
 /// no effect.
 struct DeviceIDBinding {
-    let groups: NativeSSOGroupStore
+    let groups: NativeSSOGroups
 
     /// `di_hash` for `deviceID`, or nil when the grant may not carry one.
     /// `grantedScope` is the sign-in's grant (the code's, the refresh

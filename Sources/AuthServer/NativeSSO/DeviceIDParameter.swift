@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// The seed profile's `device_id` token request parameter (Native SSO

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// The Native SSO processing rules (draft 07 §4.3), each its own check, run
@@ -15,11 +16,11 @@ import SSOCore
 /// one code for "this grant is no good" is kept for all of them.
 public struct NativeSSOChecks {
     let verifier: NativeSSOSubjectTokenVerifier
-    let clients: ClientStore
-    let users: UserStore
-    let sessions: SSOSessionStore
-    let deviceSecrets: DeviceSecretStore
-    let groups: NativeSSOGroupStore
+    let clients: ClientRegistry
+    let users: UserAccounts
+    let sessions: SSOSessions
+    let deviceSecrets: DeviceSecrets
+    let groups: NativeSSOGroups
     let clock: Clock
 
     /// What passed every check: who, in which session, for which scope.
@@ -85,7 +86,7 @@ public struct NativeSSOChecks {
     // from another session (or another user) proves nothing about this one.
     // Its row also says what that sign-in granted (scopeBound).
     func checkDeviceSecret(_ secret: String, subjectToken: NativeSSOSubjectToken) throws -> DeviceSecretRecord {
-        guard let record = try deviceSecrets.live(secret: secret), record.sid == subjectToken.sid,
+        guard let record = try deviceSecrets.live(secret: secret), record.sid.bytesEqual(subjectToken.sid),
               record.clientID == subjectToken.clientID else {
             throw Self.refused("the device secret is invalid, revoked or not bound to this session")
         }
@@ -106,7 +107,7 @@ public struct NativeSSOChecks {
     // value the AS issues and protects; the seed drafts' device id, which
     // it replaced, is chosen and known by the apps. So the seed profile is
     // an opt-in per group, off unless an administrator switched it on
-    // (`ssoctl client group NAME --allow-device-id`; NativeSSOGroupStore,
+    // (`ssoctl client group NAME --allow-device-id`; NativeSSOGroups,
     // read per request).
     func checkDeviceIDProfileSwitchedOn(group: String?) throws {
         guard try groups.allowsDeviceID(group: group) else {
@@ -140,7 +141,7 @@ public struct NativeSSOChecks {
     // Native SSO §4.3 (paraphrased): "Verify that the session id in the
     // id_token (sid) is still valid. If the session is no longer valid, the
     // AS MUST return an error of invalid_grant." Valid here: not ended, not
-    // expired, its user not disabled (SSOSessionStore.find), and the same
+    // expired, its user not disabled (SSOSessions.find), and the same
     // user the id_token names.
     func checkSession(_ subjectToken: NativeSSOSubjectToken) throws -> (User, SSOSession) {
         guard let session = try sessions.find(sid: subjectToken.sid), let user = try users.find(id: session.userID), !user.disabled,

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// The `ds_hash` and `di_hash` ID token claims, which bind an ID token to a

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// The scope a Native SSO exchange may grant: never more than app #1's
@@ -51,7 +52,7 @@ extension NativeSSOChecks {
     // echoed.
     func checkWithinBound(_ requested: [String], bound: [String], client: Client) throws {
         guard let first = requested.first(where: { !bound.contains($0) }) else { return }
-        guard (try? ClientStore.validate(scope: first)) != nil else {
+        guard (try? ClientRegistry.validate(scope: first)) != nil else {
             throw OAuthError(.invalidScope, "scope contains a malformed scope token")
         }
         throw OAuthError(.invalidScope, client.scopes.contains(first)

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// What the `subject_token` of a Native SSO exchange says, once verified.

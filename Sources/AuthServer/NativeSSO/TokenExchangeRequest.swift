@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// A token exchange request (RFC 8693 §2.1) in the Native SSO profile

@@ -1,20 +1,5 @@
+import IssuerStorage
 import SSOCore
-
-/// A validated authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1).
-public struct AuthorizationRequest: Equatable, Sendable {
-    public let clientID: String
-    public let redirectURI: String
-    public let scope: [String]
-    public let state: String?
-    public let nonce: String?
-    public let codeChallenge: String
-    public let prompt: Set<String>
-    public let maxAge: Int?
-    public let loginHint: String?
-    /// The `sub` of a verified `id_token_hint`: only that user may be
-    /// answered (OIDC Core §3.1.2.1).
-    public var expectedSubject: String? = nil
-}
 
 /// What to do with a request that failed validation.
 public enum AuthorizationFailure: Error, Equatable {
@@ -29,11 +14,11 @@ public enum AuthorizationFailure: Error, Equatable {
 /// Each protocol check is its own named step, in the order the RFCs imply:
 /// client and redirect URI first, then everything else.
 public struct AuthorizationRequestValidator {
-    let clients: ClientStore
+    let clients: ClientRegistry
     let hints: IDTokenHintVerifier
     static let maximumStateBytes = 1024
 
-    public init(clients: ClientStore, hints: IDTokenHintVerifier) {
+    public init(clients: ClientRegistry, hints: IDTokenHintVerifier) {
         self.clients = clients
         self.hints = hints
     }

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// Builds the redirect back to the client (RFC 6749 §4.1.2).

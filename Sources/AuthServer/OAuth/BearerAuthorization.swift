@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// The access token a request to one of the issuer's own protected

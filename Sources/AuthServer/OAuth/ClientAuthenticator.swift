@@ -1,12 +1,13 @@
 import FoundationEssentials
+import IssuerStorage
 import SSOCore
 
 /// Who is calling the token endpoint (RFC 6749 §2.3).
 public struct ClientAuthenticator {
-    let clients: ClientStore
+    let clients: ClientRegistry
     let hasher: PasswordHasher
 
-    public init(clients: ClientStore, hasher: PasswordHasher = PasswordHasher()) {
+    public init(clients: ClientRegistry, hasher: PasswordHasher = PasswordHasher()) {
         self.clients = clients
         self.hasher = hasher
     }

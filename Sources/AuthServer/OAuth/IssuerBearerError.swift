@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// Why the issuer's own protected resource (userinfo) refused a request,

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// A validated RP-initiated logout request (OpenID Connect RP-Initiated
@@ -40,11 +41,11 @@ extension LogoutRequestFailure: HTTPResponseError {
 
 /// Each check is its own step; nothing is changed until all have passed.
 public struct LogoutRequestValidator {
-    let clients: ClientStore
+    let clients: ClientRegistry
     let hints: IDTokenHintVerifier
     static let maximumStateBytes = 1024
 
-    public init(clients: ClientStore, hints: IDTokenHintVerifier) {
+    public init(clients: ClientRegistry, hints: IDTokenHintVerifier) {
         self.clients = clients
         self.hints = hints
     }

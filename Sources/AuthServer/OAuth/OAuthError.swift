@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// An OAuth 2.0 error (RFC 6749 §4.1.2.1 and §5.2) with its one wire format

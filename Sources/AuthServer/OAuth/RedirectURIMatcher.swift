@@ -1,3 +1,4 @@
+import IssuerStorage
 /// Matching a requested redirect_uri against a client's registered ones.
 public enum RedirectURIMatcher {
     /// RFC 6749 §3.1.2.3 and RFC 9700 §2.1: exact string comparison, here of

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// The `scope` parameter (RFC 6749 §3.3), parsed one way at /authorize,

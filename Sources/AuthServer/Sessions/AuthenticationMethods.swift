@@ -1,3 +1,4 @@
+import IssuerStorage
 /// How a user authenticated: the `amr` values (RFC 8176 §2) a session and its
 /// codes record, and the `acr` (OIDC Core §2) that follows from them.
 public enum AuthenticationMethods {

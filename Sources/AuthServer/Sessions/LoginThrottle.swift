@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import IssuerStorage
 import SSOCore
 
 /// A sign-in attempt the throttle let through and counted; settle it with
@@ -31,43 +32,45 @@ public enum LoginAdmission: Equatable, Sendable {
     public enum LockedKey: String, Sendable { case account, address }
 }
 
-/// Failed sign-ins per account and per client address, in SQLite so every
-/// login process shares them (numbers: LoginThrottlePolicy).
+/// Failed sign-ins per account and per client address, in the issuer's
+/// storage so every login process (and node) shares them (numbers:
+/// LoginThrottlePolicy).
 ///
-/// An attempt is counted *before* its password is checked, by one
-/// `INSERT … ON CONFLICT DO UPDATE … RETURNING` that also says whether the
-/// key was locked: concurrent attempts are serialized by SQLite's write
-/// lock, so a burst of parallel guesses gets at most `maximumFailures`
-/// password checks, never one per request. A success gives its attempt
-/// back. While locked, the password is not checked at all, so a locked
-/// account never tells whether a guess was right.
+/// An attempt is counted *before* its password is checked, by one atomic
+/// statement that also says whether the key was locked
+/// (LoginThrottleStore.reserve): a burst of parallel guesses gets at most
+/// `maximumFailures` password checks, never one per request. A success
+/// gives its attempt back. While locked, the password is not checked at
+/// all, so a locked account never tells whether a guess was right.
 public final class LoginThrottle {
-    let database: SQLiteDatabase
+    let storage: any IssuerStorage
     let clock: Clock
     let accountPolicy: LoginThrottlePolicy
     let addressPolicy: LoginThrottlePolicy
 
-    public init(database: SQLiteDatabase, clock: @escaping Clock = systemClock,
+    public init(storage: any IssuerStorage, clock: @escaping Clock = systemClock,
                 accountPolicy: LoginThrottlePolicy = .perAccount, addressPolicy: LoginThrottlePolicy = .perAddress) {
-        self.database = database
+        self.storage = storage
         self.clock = clock
         self.accountPolicy = accountPolicy
         self.addressPolicy = addressPolicy
     }
 
     /// Counts an attempt on `account` from `address`, unless either is
-    /// locked (then nothing is counted). Runs its own transaction.
+    /// locked (then nothing is counted). Runs its own write unit.
     public func admit(_ account: LoginAccount, address: String) throws -> LoginAdmission {
         let attempt = LoginAttempt(accountKey: Self.accountKey(account), addressKey: Self.addressKey(address))
         let now = clock()
-        return try database.transaction {
-            try sweep(now: now)
-            if let lockedUntil = try reserve(attempt.addressKey, addressPolicy, now: now) {
+        return try storage.write { tx in
+            // Rows that would start over anyway are deleted (unknown emails
+            // would otherwise pile up).
+            try tx.loginThrottle.sweep(horizon: now - Int64(max(accountPolicy.window, addressPolicy.window)))
+            if let lockedUntil = try tx.loginThrottle.reserve(key: attempt.addressKey, policy: addressPolicy, now: now) {
                 return .locked(retryAfter: Int(lockedUntil - now), by: .address)
             }
-            if let lockedUntil = try reserve(attempt.accountKey, accountPolicy, now: now) {
+            if let lockedUntil = try tx.loginThrottle.reserve(key: attempt.accountKey, policy: accountPolicy, now: now) {
                 // A locked account checks no password, so the address loses nothing.
-                try refund(attempt.addressKey, addressPolicy)
+                try tx.loginThrottle.refund(key: attempt.addressKey, policy: addressPolicy)
                 return .locked(retryAfter: Int(lockedUntil - now), by: .account)
             }
             return .admitted(attempt)
@@ -75,88 +78,39 @@ public final class LoginThrottle {
     }
 
     /// The whole sign-in succeeded: the account starts afresh; the address
-    /// gets this attempt back (its other failures stand). No transaction of
-    /// its own: the login's completion runs it inside its own.
-    public func succeeded(_ attempt: LoginAttempt) throws {
-        try database.execute("DELETE FROM login_throttle WHERE key_hash = ?", [.blob(attempt.accountKey)])
-        try refund(attempt.addressKey, addressPolicy)
+    /// gets this attempt back (its other failures stand). In the login's
+    /// completion write unit.
+    public func succeeded(_ attempt: LoginAttempt, _ tx: any IssuerWrites) throws {
+        try tx.loginThrottle.reset(key: attempt.accountKey)
+        try tx.loginThrottle.refund(key: attempt.addressKey, policy: addressPolicy)
     }
 
     /// The password was right and a second factor follows: both counters get
     /// this attempt back, but the account's earlier failures stand, so wrong
     /// TOTP codes after right passwords still add up to a lock.
     public func passedFirstFactor(_ attempt: LoginAttempt) throws {
-        try refund(attempt.accountKey, accountPolicy)
-        try refund(attempt.addressKey, addressPolicy)
+        try storage.write { tx in
+            try tx.loginThrottle.refund(key: attempt.accountKey, policy: accountPolicy)
+            try tx.loginThrottle.refund(key: attempt.addressKey, policy: addressPolicy)
+        }
     }
 
     /// Whether `account` is locked now (for tests and ssoctl).
     public func isLocked(_ account: LoginAccount) throws -> Bool {
-        try database.queryOne("SELECT 1 FROM login_throttle WHERE key_hash = ? AND locked_until > ?",
-                              [.blob(Self.accountKey(account)), .integer(clock())]) != nil
-    }
-
-    // MARK: Counting
-
-    /// Counts one attempt on `key` unless it is locked; returns nil when the
-    /// attempt may go on, else when the lock that refused it ends. A window older than `window`, with no lock ended
-    /// within `window` either, starts over. Reaching `maximumFailures`
-    /// locks; each failure after that locks twice as long, up to the cap.
-    /// (In the DO UPDATE clause every column name is the row's old value.)
-    private func reserve(_ key: [UInt8], _ policy: LoginThrottlePolicy, now: Int64) throws -> Int64? {
-        let row = try database.queryOne("""
-            INSERT INTO login_throttle (key_hash, failures, window_started_at, locked_until, admitted) VALUES (?1, 1, ?2, 0, 1)
-            ON CONFLICT (key_hash) DO UPDATE SET
-                admitted = locked_until <= ?2,
-                failures = CASE WHEN locked_until > ?2 THEN failures
-                                WHEN window_started_at <= ?2 - ?4 AND locked_until <= ?2 - ?4 THEN 1
-                                ELSE failures + 1 END,
-                window_started_at = CASE WHEN window_started_at <= ?2 - ?4 AND locked_until <= ?2 - ?4 THEN ?2
-                                         ELSE window_started_at END,
-                locked_until = CASE WHEN locked_until > ?2 THEN locked_until
-                                    WHEN window_started_at <= ?2 - ?4 AND locked_until <= ?2 - ?4 THEN 0
-                                    WHEN failures + 1 >= ?3 THEN ?2 + MIN(?5 << MIN(failures + 1 - ?3, 20), ?6)
-                                    ELSE locked_until END
-            RETURNING admitted, locked_until
-            """, [.blob(key), .integer(now), .integer(Int64(policy.maximumFailures)), .integer(Int64(policy.window)),
-                  .integer(Int64(policy.firstLockDuration)), .integer(Int64(policy.longestLockDuration))])
-        guard let row, row.int(0) != 1 else { return nil }
-        return row.int(1)
-    }
-
-    /// Gives back one counted attempt. Below the limit again means the lock
-    /// was the one this attempt set, so it goes too; an escalated lock stays.
-    private func refund(_ key: [UInt8], _ policy: LoginThrottlePolicy) throws {
-        try database.execute("""
-            UPDATE login_throttle SET failures = failures - 1,
-                locked_until = CASE WHEN failures - 1 < ?2 THEN 0 ELSE locked_until END
-            WHERE key_hash = ?1 AND failures > 0
-            """, [.blob(key), .integer(Int64(policy.maximumFailures))])
-    }
-
-    /// Rows that would start over anyway are deleted (unknown emails would
-    /// otherwise pile up). Indexed on window_started_at.
-    private func sweep(now: Int64) throws {
-        let horizon = now - Int64(max(accountPolicy.window, addressPolicy.window))
-        try database.execute("DELETE FROM login_throttle WHERE window_started_at <= ? AND locked_until <= ?",
-                             [.integer(horizon), .integer(horizon)])
+        try storage.read.loginThrottle.lockedUntil(key: Self.accountKey(account), now: clock()) != nil
     }
 
     // MARK: Keys
 
     /// The account key: the stored account's id, or, for an unknown email,
-    /// the email with ASCII letters lower-cased, the same folding as the
-    /// users table's `COLLATE NOCASE` lookup, so spellings the lookup treats
-    /// as one address share a counter.
+    /// the email with ASCII letters lower-cased (EmailKey), the same folding
+    /// as the user lookup, so spellings the lookup treats as one address
+    /// share a counter.
     static func accountKey(_ account: LoginAccount) -> [UInt8] {
         switch account {
         case .user(let id): SHA256.hash("account\u{0}user\u{0}\(id)")
-        case .unknown(let email): SHA256.hash("account\u{0}email\u{0}" + asciiLowercased(email))
+        case .unknown(let email): SHA256.hash("account\u{0}email\u{0}" + EmailKey.of(email))
         }
-    }
-
-    static func asciiLowercased(_ text: String) -> String {
-        String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// The address key. An IPv6 client is keyed by its /64, the smallest

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IssuerStorage
 import SSOCore
 
 /// The association files the app-links host serves, generated from

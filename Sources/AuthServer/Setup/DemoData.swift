@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// The demo clients and user of docs/DESIGN.md ("Demo data"), created on first start only.
@@ -12,13 +13,14 @@ public enum DemoData {
     /// Creates what is missing; returns true when the demo user was created
     /// now (so its password is worth printing).
     @discardableResult
-    public static func ensure(config: GatehouseConfig, clients: ClientStore, users: UserStore, password: String) throws -> Bool {
+    public static func ensure(_ services: IssuerServices, password: String) throws -> Bool {
+        let clients = services.clients, users = services.users, issuer = services.settings.issuer
         var addedClient = false
         for clientID in clientIDs where try clients.find(clientID: clientID) == nil {
             try clients.add(
                 clientID: clientID,
-                redirectURIs: ["myapp:auth/callback", config.issuer + "/mobile/postlogin.html", "http://127.0.0.1/callback"],
-                postLogoutRedirectURIs: ["myapp:auth/logout", config.issuer + "/mobile/postlogout.html"],
+                redirectURIs: ["myapp:auth/callback", issuer + "/mobile/postlogin.html", "http://127.0.0.1/callback"],
+                postLogoutRedirectURIs: ["myapp:auth/logout", issuer + "/mobile/postlogout.html"],
                 scopes: scopes, nativeSSOGroup: group)
             addedClient = true
         }
@@ -26,7 +28,7 @@ public enum DemoData {
         // (device_id) profile on; only when the clients are created, so an
         // administrator's `ssoctl client group demo --no-allow-device-id`
         // survives a restart.
-        if addedClient { try NativeSSOGroupStore(database: clients.database).setAllowsDeviceID(true, group: group) }
+        if addedClient { try services.nativeSSOGroups.setAllowsDeviceID(true, group: group) }
         guard try users.find(email: email) == nil else { return false }
         try users.add(email: email, name: name, password: password, roles: ["user"])
         return true

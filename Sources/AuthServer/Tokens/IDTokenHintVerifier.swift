@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// What an ID token this issuer issued says, once verified: a logout

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// The claims of an access token the issuer signed (RFC 9068 §2.2, as
@@ -35,17 +36,13 @@ public final class IssuerAccessTokenVerifier {
 
     let issuer: String
     let signed: IssuerSignedJWT
-    let revoked: RevokedAccessTokenStore
-    let sessions: SSOSessionStore
-    let users: UserStore
+    let storage: any IssuerStorage
     let clock: Clock
 
-    public init(config: GatehouseConfig, database: SQLiteDatabase, keys: PublishedSigningKeyCache, clock: @escaping Clock = systemClock) {
-        issuer = config.issuer
+    public init(issuer: String, storage: any IssuerStorage, keys: PublishedSigningKeyCache, clock: @escaping Clock = systemClock) {
+        self.issuer = issuer
         signed = IssuerSignedJWT(keys: keys)
-        revoked = RevokedAccessTokenStore(database: database)
-        sessions = SSOSessionStore(database: database, clock: clock)
-        users = UserStore(database: database, clock: clock)
+        self.storage = storage
         self.clock = clock
     }
 
@@ -95,7 +92,7 @@ public final class IssuerAccessTokenVerifier {
     // RFC 9068 §4: the issuer identifier "MUST exactly match the value of
     // the "iss" claim".
     func checkIssuer(_ claims: PresentedAccessToken) throws {
-        guard claims.iss == issuer else { throw TokenRejection(.wrongIssuer, "iss \(claims.iss.prefix(128))") }
+        guard claims.iss.bytesEqual(issuer) else { throw TokenRejection(.wrongIssuer, "iss \(claims.iss.prefix(128))") }
     }
 
     // RFC 9068 §4: "The current time MUST be before the time represented by
@@ -110,12 +107,12 @@ public final class IssuerAccessTokenVerifier {
     // RFC 7009 §2: once revoked, a token must not be honoured again by the
     // issuer (the resource servers, offline, honour it until it expires).
     func checkNotRevoked(_ claims: PresentedAccessToken) throws {
-        guard try !revoked.isRevoked(jti: claims.jti) else { throw TokenRejection(.revoked, "jti revoked") }
+        guard try !storage.read.revokedAccessTokens.isRevoked(jti: claims.jti) else { throw TokenRejection(.revoked, "jti revoked") }
     }
 
     /// The account as it is now: deleted or disabled users lose their tokens.
     func checkUser(_ claims: PresentedAccessToken) throws -> User {
-        guard let user = try users.find(subject: claims.sub) else { throw TokenRejection(.userDisabled, "no such subject") }
+        guard let user = try storage.read.users.find(subject: claims.sub) else { throw TokenRejection(.userDisabled, "no such subject") }
         guard !user.disabled else { throw TokenRejection(.userDisabled, "user disabled") }
         return user
     }
@@ -123,7 +120,7 @@ public final class IssuerAccessTokenVerifier {
     /// A token is bound to the SSO session it was issued in (its `sid`):
     /// logout, expiry or `ssoctl sessions revoke` end it.
     func checkSession(_ claims: PresentedAccessToken, user: User) throws -> SSOSession {
-        guard let session = try sessions.find(sid: claims.sid), session.userID == user.id else {
+        guard let session = try storage.read.sessions.live(sid: claims.sid, now: clock()), session.userID == user.id else {
             throw TokenRejection(.sessionEnded, "session ended")
         }
         return session

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IssuerStorage
 import SSOCore
 
 /// The steps every JWT the issuer signed goes through before its claims

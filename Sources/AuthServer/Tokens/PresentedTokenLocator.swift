@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// What a token presented to /revoke or /introspect turned out to be.
@@ -21,10 +22,10 @@ public enum PresentedToken: Sendable {
 public struct PresentedTokenLocator {
     public enum Hint: String, Sendable { case accessToken = "access_token", refreshToken = "refresh_token" }
 
-    let refreshTokens: RefreshTokenStore
+    let refreshTokens: RefreshTokens
     let accessTokens: IssuerAccessTokenVerifier
 
-    public init(refreshTokens: RefreshTokenStore, accessTokens: IssuerAccessTokenVerifier) {
+    public init(refreshTokens: RefreshTokens, accessTokens: IssuerAccessTokenVerifier) {
         self.refreshTokens = refreshTokens
         self.accessTokens = accessTokens
     }

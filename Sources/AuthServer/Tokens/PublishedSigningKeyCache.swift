@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// The issuer's own public keys by kid, for verifying tokens it signed,
@@ -5,28 +6,28 @@ import SSOCore
 /// active, next, and superseded ones whose tokens may still be alive) and,
 /// on request, the expired ones too.
 ///
-/// Loaded once, then re-read when another process has committed (PRAGMA
-/// data_version: `ssoctl keys rotate|retire` takes effect without a
+/// Loaded once, then re-read when another process may have committed
+/// (IssuerStorage.changeMarker: `ssoctl keys rotate|retire` takes effect without a
 /// restart) or every 10 s at most, because key states follow the clock
-/// (SigningKeyStore.records). PEMs are parsed only for kids not seen
+/// (SigningKeys.records). PEMs are parsed only for kids not seen
 /// before. An unknown kid also re-reads the (tiny) key list: a key added
-/// through this very connection does not move data_version, and the read
+/// through this very connection does not move the marker, and the read
 /// parses nothing new for a made-up kid.
 public final class PublishedSigningKeyCache {
     static let recheckInterval: Int64 = 10
 
-    let store: SigningKeyStore
+    let store: SigningKeys
     private var version: Int64?
     private var loadedAt: Int64 = .min
     private var entries: [String: (key: RSAKey, state: SigningKeyRecord.State)] = [:]
 
-    public init(store: SigningKeyStore) { self.store = store }
+    public init(store: SigningKeys) { self.store = store }
 
     /// The key for `kid` if it is published now; with `acceptingExpired`,
     /// also if it was superseded long enough ago that it left the JWKS
     /// (never when it was retired: a withdrawn key proves nothing).
     public func key(kid: String, acceptingExpired: Bool = false) throws -> RSAKey? {
-        let currentVersion = try store.database.dataVersion()
+        let currentVersion = try store.storage.changeMarker()
         let now = store.clock()
         if currentVersion != version || now - loadedAt >= Self.recheckInterval || now < loadedAt {
             try reload(now: now)

@@ -1,29 +1,23 @@
-import SSOCore
+import IssuerStorage
 
-/// Everything issued under one SSO session that must stop working when the
-/// session ends (logout). One place, so a new kind of session-bound
-/// credential is revoked by every way a session can end.
-public final class SessionBoundCredentials {
-    let refreshTokens: RefreshTokenStore
-    let deviceSecrets: DeviceSecretStore
-
-    public init(database: SQLiteDatabase, clock: @escaping Clock = systemClock) {
-        refreshTokens = RefreshTokenStore(database: database, clock: clock)
-        deviceSecrets = DeviceSecretStore(database: database, clock: clock)
-    }
-
-    /// Call inside the transaction that ends the session.
-    public func revokeAll(sid: String) throws {
+/// What ends with an SSO session, in the caller's write unit.
+public enum SessionBoundCredentials {
+    public static func revokeAll(sid: String, _ tx: any IssuerWrites, now: Int64) throws {
         // Refresh tokens of every app of the session, including those a
         // Native SSO exchange issued to other apps (bound to the same sid).
-        try refreshTokens.revokeAll(sid: sid)
+        try tx.refreshTokens.revokeAll(sid: sid, at: now)
         // Native SSO §3.2: the device secret stands for the user's
         // authentication on the device; once the session ends it must not
         // sign any app in again.
-        try deviceSecrets.revokeAll(sid: sid)
-        //
+        try tx.deviceSecrets.revokeAll(sid: sid, at: now)
         // Access tokens need nothing: the issuer (userinfo, introspection)
         // refuses any whose session has ended; the resource servers, which
         // validate offline, honour them until they expire.
+    }
+
+    /// Ends the session and revokes what is bound to it.
+    public static func endSession(_ sid: String, _ tx: any IssuerWrites, now: Int64) throws {
+        try tx.sessions.end(sid: sid, at: now)
+        try revokeAll(sid: sid, tx, now: now)
     }
 }

@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// Access token claims (RFC 9068 §2.2, plus sid, auth_time, email, roles).
@@ -58,12 +59,12 @@ public struct TokenGrant: Sendable {
 /// Mints the signed access and ID tokens. Signing happens after the
 /// database work has committed, outside any transaction.
 public final class TokenIssuer {
-    let config: GatehouseConfig
+    let settings: IssuerSettings
     let signingKeys: ActiveSigningKeyCache
     let clock: Clock
 
-    public init(config: GatehouseConfig, signingKeys: ActiveSigningKeyCache, clock: @escaping Clock = systemClock) {
-        self.config = config
+    public init(settings: IssuerSettings, signingKeys: ActiveSigningKeyCache, clock: @escaping Clock = systemClock) {
+        self.settings = settings
         self.signingKeys = signingKeys
         self.clock = clock
     }
@@ -73,15 +74,15 @@ public final class TokenIssuer {
     /// (userinfo), so its audience is the issuer.
     public func audience(for scope: [String]) -> [String] {
         var audience: [String] = []
-        if scope.contains("api:serverA") { audience.append(config.apiAOrigin) }
-        if scope.contains("api:serverB") { audience.append(config.apiBOrigin) }
-        return audience.isEmpty ? [config.issuer] : audience
+        if scope.contains("api:serverA") { audience.append(settings.apiAOrigin) }
+        if scope.contains("api:serverB") { audience.append(settings.apiBOrigin) }
+        return audience.isEmpty ? [settings.issuer] : audience
     }
 
     public func accessTokenClaims(_ grant: TokenGrant) -> AccessTokenClaims {
         let now = clock()
         return AccessTokenClaims(
-            iss: config.issuer, sub: grant.user.subject, aud: audience(for: grant.scope), exp: now + Int64(config.accessTokenLifetime),
+            iss: settings.issuer, sub: grant.user.subject, aud: audience(for: grant.scope), exp: now + Int64(settings.lifetimes.accessToken),
             iat: now, nbf: now, jti: grant.jti, client_id: grant.clientID, scope: grant.scope.joined(separator: " "), sid: grant.sid,
             auth_time: grant.authTime, email: grant.user.email, roles: grant.user.roles)
     }
@@ -90,7 +91,7 @@ public final class TokenIssuer {
         let now = clock()
         let email = grant.scope.contains("email")
         var claims = IDTokenClaims(
-            iss: config.issuer, sub: grant.user.subject, aud: grant.clientID, exp: now + Int64(config.idTokenLifetime), iat: now,
+            iss: settings.issuer, sub: grant.user.subject, aud: grant.clientID, exp: now + Int64(settings.lifetimes.idToken), iat: now,
             auth_time: grant.authTime, nonce: grant.nonce, sid: grant.sid, email: email ? grant.user.email : nil,
             email_verified: email ? true : nil, name: grant.scope.contains("profile") ? grant.user.name : nil,
             amr: grant.amr, acr: AuthenticationMethods.acr(for: grant.amr))

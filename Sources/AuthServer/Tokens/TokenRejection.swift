@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// Why a token the issuer is asked about is not one it can rely on. The

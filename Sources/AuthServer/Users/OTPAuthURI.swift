@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IssuerStorage
 import SSOCore
 
 /// The enrolment URI authenticator apps read from a QR code (the Key Uri

@@ -1,24 +1,22 @@
 import FoundationEssentials
+import IssuerStorage
 import SSOCore
 
 public struct TOTPSealError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// Seals TOTP seeds for the database with AES-256-GCM under a key kept
-/// beside the signing keys (`keys/totp-seal.key`, mode 0600), never in the
-/// database. A seed cannot be stored as a hash (the issuer must compute
-/// codes from it), and a copy of the database alone (a backup, a dump)
-/// must not hand out every user's second factor. The user id is the
+/// Seals TOTP seeds for the database with AES-256-GCM under a key that is
+/// never in the database (SealingKeySource: `keys/totp-seal.key`, or derived
+/// from the master key). A seed cannot be stored as a hash (the issuer must
+/// compute codes from it), and a copy of the database alone (a backup, a
+/// dump) must not hand out every user's second factor. The user id is the
 /// authenticated data, so a sealed seed moved to another user's row fails.
 public final class TOTPSecretSealer {
-    public static let fileName = "totp-seal.key"
-    let keysDirectory: String
+    let keys: any SealingKeySource
     private var cachedKey: [UInt8]?
 
-    public init(keysDirectory: String) { self.keysDirectory = keysDirectory }
-
-    var keyPath: String { keysDirectory + "/" + Self.fileName }
+    public init(keys: any SealingKeySource) { self.keys = keys }
 
     /// Seals `secret` for `userID`, creating the key on first use.
     public func seal(_ secret: [UInt8], userID: Int64) throws -> [UInt8] {
@@ -31,11 +29,12 @@ public final class TOTPSecretSealer {
 
     static func context(_ userID: Int64) -> [UInt8] { Array("gatehouse-totp-v1 user \(userID)".utf8) }
 
-    /// The key, read once per process (SecretKeyFile creates it race-free).
+    /// The key, read once per process.
     private func key(creatingIfMissing: Bool) throws -> [UInt8] {
         if let cachedKey { return cachedKey }
-        let key = creatingIfMissing ? try SecretKeyFile.loadOrCreate(path: keyPath) : try SecretKeyFile.load(path: keyPath)
-        guard let key else { throw TOTPSealError(description: "\(keyPath) is missing: TOTP seeds cannot be opened") }
+        guard let key = try keys.key(.totp, create: creatingIfMissing) else {
+            throw TOTPSealError(description: "the TOTP sealing key is missing: TOTP seeds cannot be opened")
+        }
         cachedKey = key
         return key
     }

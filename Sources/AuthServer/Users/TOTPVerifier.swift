@@ -1,3 +1,4 @@
+import IssuerStorage
 import SSOCore
 
 /// Checks a submitted TOTP code (RFC 6238, 30 s steps, 6 digits, HMAC-SHA-1).

@@ -30,13 +30,24 @@ public struct GatehouseConfig: Sendable {
     public var keyActivationDelay: Int
     /// Seconds a resource server keeps a fetched JWKS before refreshing it.
     public var jwksMaximumAge: Int
+    /// `GATEHOUSE_DATABASE_URL`: a libpq connection URI selecting
+    /// PostgreSQL for the issuer's state; nil: SQLite in the home.
+    public var databaseURL: String?
     public var appleTeamID: String
     public var iosBundleID: String
     public var androidPackage: String
     public var androidCertificateFingerprints: [String]
 
+    /// The issuer's SQLite file (the default storage backend).
     public var databasePath: String { home + "/gatehouse.sqlite" }
+    /// The demo APIs' own data: never the issuer's file, whatever the
+    /// issuer's backend, so they share no table with it.
+    public var resourceServerDatabasePath: String { home + "/resource-servers.sqlite" }
     public var keysDirectory: String { home + "/keys" }
+    /// The deployment's master key (32 bytes, 0600): with PostgreSQL, what
+    /// every node shares to seal and open the signing keys and the data
+    /// sealed at rest; created by the first node's `ssoctl setup`.
+    public var masterKeyPath: String { keysDirectory + "/master.key" }
     /// The AES-256-GCM key that seals a rotated refresh token's successor
     /// during its grace window.
     public var refreshSealingKeyPath: String { keysDirectory + "/refresh-seal.key" }
@@ -78,12 +89,23 @@ public struct GatehouseConfig: Sendable {
         refreshGracePeriod = try integer("GATEHOUSE_REFRESH_GRACE", 10, 0...300)
         jwksMaximumAge = try integer("GATEHOUSE_JWKS_MAX_AGE", 3600, 1...86_400)
         keyActivationDelay = try integer("GATEHOUSE_KEY_ACTIVATION_DELAY", jwksMaximumAge + 300, 0...604_800)
+        databaseURL = try Self.databaseURL(values["GATEHOUSE_DATABASE_URL"])
         appleTeamID = values["GATEHOUSE_APPLE_TEAM_ID"] ?? "ABCDE12345"
         iosBundleID = values["GATEHOUSE_IOS_BUNDLE_ID"] ?? "com.example.gatehouse.demo"
         androidPackage = values["GATEHOUSE_ANDROID_PACKAGE"] ?? "com.example.gatehouse.demo"
         androidCertificateFingerprints = (values["GATEHOUSE_ANDROID_CERT_SHA256"]
             ?? "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5")
             .split(separator: ",").map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty }
+    }
+
+    /// A libpq URI (`postgresql://` or `postgres://`); empty means unset.
+    static func databaseURL(_ value: String?) throws -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        guard value.hasPrefix("postgresql://") || value.hasPrefix("postgres://"),
+              value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw ConfigError("GATEHOUSE_DATABASE_URL must be a postgresql:// connection URI")
+        }
+        return value
     }
 
     static func readConfFile(_ path: String) throws -> [String: String] {

@@ -1,0 +1,53 @@
+import IssuerStorage
+import SSOCore
+
+/// The issuer's object graph, built once per process by its composition
+/// root (each responder's main.swift, ssoctl, the tests): the storage, the
+/// settings and the clock go in once, and every part gets what it needs
+/// from here instead of building its own copies.
+public final class IssuerServices {
+    public let settings: IssuerSettings
+    public let storage: any IssuerStorage
+    public let sealingKeys: any SealingKeySource
+    public let hasher: PasswordHasher
+    public let clock: Clock
+
+    public init(settings: IssuerSettings, storage: any IssuerStorage, sealingKeys: any SealingKeySource,
+                hasher: PasswordHasher = PasswordHasher(), clock: @escaping Clock = systemClock) {
+        self.settings = settings
+        self.storage = storage
+        self.sealingKeys = sealingKeys
+        self.hasher = hasher
+        self.clock = clock
+    }
+
+    public private(set) lazy var users = UserAccounts(storage: storage, hasher: hasher, clock: clock)
+    public private(set) lazy var accountChanges = AccountChanges(storage: storage, users: users, clock: clock)
+    public private(set) lazy var totp = TOTPEnrolments(storage: storage, sealer: TOTPSecretSealer(keys: sealingKeys), clock: clock)
+    public private(set) lazy var clients = ClientRegistry(storage: storage, hasher: hasher, clock: clock)
+    public private(set) lazy var nativeSSOGroups = NativeSSOGroups(storage: storage)
+    public private(set) lazy var signingKeys = SigningKeys(storage: storage, clock: clock, tokenLifetime: settings.lifetimes.signingKeyRetention)
+    public private(set) lazy var activeSigningKey = ActiveSigningKeyCache(keys: signingKeys)
+    public private(set) lazy var publishedKeys = PublishedSigningKeyCache(store: signingKeys)
+    public private(set) lazy var sessions = SSOSessions(storage: storage, clock: clock)
+    public private(set) lazy var pendingAuthorizations = PendingAuthorizations(storage: storage, clock: clock)
+    public private(set) lazy var passwordMarks = PasswordVerifiedMarks(storage: storage, clock: clock)
+    public private(set) lazy var codes = AuthorizationCodes(clock: clock)
+    public private(set) lazy var refreshTokens = RefreshTokens(storage: storage, clock: clock)
+    public private(set) lazy var deviceSecrets = DeviceSecrets(storage: storage, clock: clock)
+    public private(set) lazy var loginThrottle = LoginThrottle(storage: storage, clock: clock)
+    public private(set) lazy var tokenIssuer = TokenIssuer(settings: settings, signingKeys: activeSigningKey, clock: clock)
+    public private(set) lazy var idTokenHints = IDTokenHintVerifier(issuer: settings.issuer, keys: publishedKeys)
+    public private(set) lazy var accessTokens = IssuerAccessTokenVerifier(issuer: settings.issuer, storage: storage, keys: publishedKeys,
+                                                                           clock: clock)
+    public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)
+    public private(set) lazy var tokenLocator = PresentedTokenLocator(refreshTokens: refreshTokens, accessTokens: accessTokens)
+
+    /// The refresh successor's sealing key (created on first use).
+    public func refreshSealingKey() throws -> [UInt8] {
+        guard let key = try sealingKeys.key(.refreshSuccessor, create: true) else {
+            throw KeyStoreError(description: "no refresh sealing key")
+        }
+        return key
+    }
+}

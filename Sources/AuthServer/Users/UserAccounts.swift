@@ -1,0 +1,71 @@
+import IssuerStorage
+import SSOCore
+
+/// User accounts: the rules an account must meet, over the user store.
+public final class UserAccounts {
+    let storage: any IssuerStorage
+    let hasher: PasswordHasher
+    let clock: Clock
+
+    public init(storage: any IssuerStorage, hasher: PasswordHasher = PasswordHasher(), clock: @escaping Clock = systemClock) {
+        self.storage = storage
+        self.hasher = hasher
+        self.clock = clock
+    }
+
+    @discardableResult
+    public func add(email: String, name: String, password: String, roles: [String] = ["user"]) throws -> User {
+        try Self.validate(email: email)
+        try Self.validate(name: name)
+        try Self.validate(password: password)
+        for role in roles { try Self.validate(role: role) }
+        let hash = try hasher.hash(password: password)
+        return try storage.write { tx in
+            guard try tx.users.find(email: email) == nil else { throw ValidationError("a user with email \(email) already exists") }
+            return try tx.users.insert(NewUser(subject: SecureRandom.token(byteCount: 16), email: email, name: name, passwordHash: hash,
+                                               roles: roles, createdAt: clock()))
+        }
+    }
+
+    public func find(email: String) throws -> User? { try storage.read.users.find(email: email) }
+    public func find(id: Int64) throws -> User? { try storage.read.users.find(id: id) }
+    public func find(subject: String) throws -> User? { try storage.read.users.find(subject: subject) }
+    public func list() throws -> [User] { try storage.read.users.list() }
+
+    /// Hashes a new password after checking the password rules; slow
+    /// (scrypt), so it runs before any write unit is opened.
+    func newPasswordHash(_ password: String) throws -> String {
+        try Self.validate(password: password)
+        return try hasher.hash(password: password)
+    }
+
+    /// A practical address check (one `@`, a dotted domain, no spaces or
+    /// control characters, at most 254 bytes as RFC 5321 §4.5.3.1.3 allows).
+    static func validate(email: String) throws {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard email.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
+              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+              email.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value != 127 && !(0x80...0x9F).contains($0.value)
+                  && !"<>\"',;\\()[]".unicodeScalars.contains($0) })
+        else { throw ValidationError("not a valid email address: \(email.debugDescription)") }
+    }
+
+    static func validate(name: String) throws {
+        guard !name.unicodeScalars.allSatisfy(\.properties.isWhitespace), name.utf8.count <= 200,
+              name.unicodeScalars.allSatisfy({ $0.value >= 32 && $0.value != 127 && !(0x80...0x9F).contains($0.value) })
+        else { throw ValidationError("the name must be 1 to 200 printable characters") }
+    }
+
+    /// NIST SP 800-63B §5.1.1.2: at least 8 characters; a generous upper
+    /// bound keeps one login from hashing megabytes.
+    static func validate(password: String) throws {
+        guard password.count >= 8 else { throw ValidationError("the password must have at least 8 characters") }
+        guard password.utf8.count <= 1024 else { throw ValidationError("the password must be at most 1024 bytes") }
+    }
+
+    static func validate(role: String) throws {
+        guard !role.isEmpty, role.utf8.count <= 64,
+              role.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil)) || "-_.:".unicodeScalars.contains($0) })
+        else { throw ValidationError("a role is 1 to 64 letters, digits, '-', '_', '.' or ':': \(role.debugDescription)") }
+    }
+}

@@ -1,0 +1,69 @@
+/// A live SSO session.
+public struct SSOSession: Equatable, Sendable {
+    public let sid: String
+    public let userID: Int64
+    public let authTime: Int64
+    public let expiresAt: Int64
+    /// How the user authenticated (RFC 8176 values, e.g. ["pwd", "otp"]).
+    public let amr: [String]
+
+    public init(sid: String, userID: Int64, authTime: Int64, expiresAt: Int64, amr: [String]) {
+        self.sid = sid
+        self.userID = userID
+        self.authTime = authTime
+        self.expiresAt = expiresAt
+        self.amr = amr
+    }
+}
+
+/// One session as `ssoctl sessions list` shows it, live or not.
+public struct SSOSessionListing: Equatable, Sendable {
+    public enum State: String, Sendable { case active, ended, expired, userDisabled = "user-disabled" }
+    public let sid: String
+    public let userID: Int64
+    public let email: String
+    public let authTime: Int64
+    public let createdAt: Int64
+    public let expiresAt: Int64
+    public let endedAt: Int64?
+    public let amr: [String]
+    public let state: State
+
+    public init(sid: String, userID: Int64, email: String, authTime: Int64, createdAt: Int64, expiresAt: Int64, endedAt: Int64?,
+                amr: [String], state: State) {
+        self.sid = sid
+        self.userID = userID
+        self.email = email
+        self.authTime = authTime
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.endedAt = endedAt
+        self.amr = amr
+        self.state = state
+    }
+
+    /// The state from the row's times, the clock and the account.
+    public static func state(endedAt: Int64?, expiresAt: Int64, userDisabled: Bool, now: Int64) -> State {
+        endedAt != nil ? .ended : expiresAt <= now ? .expired : userDisabled ? .userDisabled : .active
+    }
+}
+
+/// Live means: not ended, not expired, and its user not disabled.
+public protocol SSOSessionReads {
+    /// The live session whose cookie secret hashes to `secretHash`.
+    func live(secretHash: [UInt8], now: Int64) throws -> SSOSession?
+    func live(sid: String, now: Int64) throws -> SSOSession?
+    /// Every session, newest first, or only `userID`'s.
+    func list(userID: Int64?, now: Int64) throws -> [SSOSessionListing]
+    /// One session by sid, live or not.
+    func listing(sid: String, now: Int64) throws -> SSOSessionListing?
+    /// Every session a user has that the sweeper has not removed yet.
+    func sids(userID: Int64) throws -> [String]
+}
+
+public protocol SSOSessionStore: SSOSessionReads {
+    func insert(_ session: SSOSession, secretHash: [UInt8], createdAt: Int64) throws
+    func end(sid: String, at now: Int64) throws
+    /// Ends every live session of the user; returns their sids.
+    func endAll(userID: Int64, at now: Int64) throws -> [String]
+}

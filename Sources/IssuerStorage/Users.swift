@@ -1,0 +1,67 @@
+/// A user account.
+public struct User: Equatable, Sendable {
+    public let id: Int64
+    /// The OIDC `sub`: random, stable, never reassigned.
+    public let subject: String
+    public let email: String
+    public let name: String
+    /// scrypt, with its parameters (PasswordHasher's format).
+    public let passwordHash: String
+    public let roles: [String]
+    public let disabled: Bool
+
+    public init(id: Int64, subject: String, email: String, name: String, passwordHash: String, roles: [String], disabled: Bool) {
+        self.id = id
+        self.subject = subject
+        self.email = email
+        self.name = name
+        self.passwordHash = passwordHash
+        self.roles = roles
+        self.disabled = disabled
+    }
+}
+
+/// A user to insert (the id is the database's).
+public struct NewUser: Equatable, Sendable {
+    public let subject: String
+    public let email: String
+    public let name: String
+    public let passwordHash: String
+    public let roles: [String]
+    public let createdAt: Int64
+
+    public init(subject: String, email: String, name: String, passwordHash: String, roles: [String], createdAt: Int64) {
+        self.subject = subject
+        self.email = email
+        self.name = name
+        self.passwordHash = passwordHash
+        self.roles = roles
+        self.createdAt = createdAt
+    }
+}
+
+public protocol UserReads {
+    /// The user whose email equals `email` with ASCII letters folded to
+    /// lower case (and nothing else folded: identifiers are bytes).
+    func find(email: String) throws -> User?
+    func find(id: Int64) throws -> User?
+    func find(subject: String) throws -> User?
+    /// Every user, by email.
+    func list() throws -> [User]
+}
+
+public protocol UserStore: UserReads {
+    /// Inserts a user; the caller has checked that the email is free in the
+    /// same write unit (a unique key still refuses a concurrent duplicate).
+    func insert(_ user: NewUser) throws -> User
+    func setPasswordHash(_ hash: String, userID: Int64) throws
+    func setDisabled(_ disabled: Bool, userID: Int64) throws
+}
+
+/// The ASCII-only case folding the email lookup uses, in one place, so both
+/// backends and the login throttle agree on which spellings are one address.
+public enum EmailKey {
+    public static func of(_ email: String) -> String {
+        String(decoding: email.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+}

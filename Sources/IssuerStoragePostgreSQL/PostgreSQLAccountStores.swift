@@ -1,0 +1,165 @@
+import IssuerStorage
+import PostgreSQLClient
+
+/// `users`: looked up by `email_key`, the ASCII-folded email (EmailKey).
+final class PostgreSQLUserStore: UserStore {
+    let connection: PostgreSQLConnection
+    init(connection: PostgreSQLConnection) { self.connection = connection }
+
+    static let columns = "id, subject, email, name, password_hash, roles, disabled"
+
+    func find(email: String) throws -> User? {
+        try connection.lookupOne("SELECT \(Self.columns) FROM users WHERE email_key = $1", [.text(EmailKey.of(email))]).map(Self.user)
+    }
+
+    func find(id: Int64) throws -> User? {
+        try connection.lookupOne("SELECT \(Self.columns) FROM users WHERE id = $1", [.integer(id)]).map(Self.user)
+    }
+
+    func find(subject: String) throws -> User? {
+        try connection.lookupOne("SELECT \(Self.columns) FROM users WHERE subject = $1", [.text(subject)]).map(Self.user)
+    }
+
+    func list() throws -> [User] {
+        try connection.lookup("SELECT \(Self.columns) FROM users ORDER BY email_key").map(Self.user)
+    }
+
+    func insert(_ user: NewUser) throws -> User {
+        let row = try connection.queryOne("""
+            INSERT INTO users (subject, email, email_key, name, password_hash, roles, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+            RETURNING \(Self.columns)
+            """, [.text(user.subject), .text(user.email), .text(EmailKey.of(user.email)), .text(user.name), .text(user.passwordHash),
+                  .text(StoredList.encode(user.roles)), .integer(user.createdAt)])
+        return Self.user(row!)
+    }
+
+    func setPasswordHash(_ hash: String, userID: Int64) throws {
+        try connection.execute("UPDATE users SET password_hash = $1 WHERE id = $2", [.text(hash), .integer(userID)])
+    }
+
+    func setDisabled(_ disabled: Bool, userID: Int64) throws {
+        try connection.execute("UPDATE users SET disabled = $1 WHERE id = $2", [PostgreSQLValue(disabled), .integer(userID)])
+    }
+
+    static func user(_ row: PostgreSQLRow) -> User {
+        User(id: row.int(0), subject: row.string(1), email: row.string(2), name: row.string(3), passwordHash: row.string(4),
+             roles: StoredList.decode(row.string(5)), disabled: row.int(6) != 0)
+    }
+}
+
+/// `totp_credentials`: one sealed seed per user.
+final class PostgreSQLTOTPStore: TOTPStore {
+    let connection: PostgreSQLConnection
+    init(connection: PostgreSQLConnection) { self.connection = connection }
+
+    func credential(userID: Int64) throws -> StoredTOTP? {
+        try connection.lookupOne("SELECT sealed_secret, last_used_step FROM totp_credentials WHERE user_id = $1", [.integer(userID)])
+            .map { StoredTOTP(sealedSecret: $0.bytes(0), lastUsedStep: $0.int(1)) }
+    }
+
+    func enrol(userID: Int64, sealedSecret: [UInt8], at now: Int64) throws {
+        try connection.execute("""
+            INSERT INTO totp_credentials (user_id, sealed_secret, last_used_step, created_at) VALUES ($1, $2, -1, $3)
+            ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret, last_used_step = -1, created_at = excluded.created_at
+            """, [.integer(userID), .bytes(sealedSecret), .integer(now)])
+    }
+
+    func accept(step: Int64, userID: Int64) throws -> Bool {
+        try connection.execute("UPDATE totp_credentials SET last_used_step = $1 WHERE user_id = $2 AND last_used_step < $1",
+                               [.integer(step), .integer(userID)]) == 1
+    }
+}
+
+/// `clients` and `client_redirect_uris`.
+final class PostgreSQLClientStore: ClientStore {
+    let connection: PostgreSQLConnection
+    init(connection: PostgreSQLConnection) { self.connection = connection }
+
+    func find(clientID: String) throws -> Client? {
+        guard let row = try connection.lookupOne("SELECT client_id, secret_hash, scopes, native_sso_group FROM clients WHERE client_id = $1",
+                                                [.text(clientID)]) else { return nil }
+        let uris = try connection.lookup("SELECT kind, uri FROM client_redirect_uris WHERE client_id = $1 ORDER BY uri COLLATE \"C\"",
+                                        [.text(clientID)])
+        return Client(clientID: row.string(0), secretHash: row.optionalString(1), scopes: StoredList.decode(row.string(2)),
+                      nativeSSOGroup: row.optionalString(3),
+                      redirectURIs: uris.filter { $0.string(0) == "login" }.map { $0.string(1) },
+                      postLogoutRedirectURIs: uris.filter { $0.string(0) == "post_logout" }.map { $0.string(1) })
+    }
+
+    func list() throws -> [Client] {
+        try connection.lookup("SELECT client_id FROM clients ORDER BY client_id COLLATE \"C\"").compactMap { try find(clientID: $0.string(0)) }
+    }
+
+    func insert(_ client: Client, at now: Int64) throws {
+        try connection.execute("""
+            INSERT INTO clients (client_id, secret_hash, scopes, native_sso_group, created_at) VALUES ($1, $2, $3, $4, $5)
+            """, [.text(client.clientID), PostgreSQLValue(client.secretHash), .text(StoredList.encode(client.scopes)),
+                  PostgreSQLValue(client.nativeSSOGroup), .integer(now)])
+        for (kind, uris) in [("login", client.redirectURIs), ("post_logout", client.postLogoutRedirectURIs)] {
+            for uri in Set(uris) {
+                try connection.execute("INSERT INTO client_redirect_uris (client_id, kind, uri) VALUES ($1, $2, $3)",
+                                       [.text(client.clientID), .text(kind), .text(uri)])
+            }
+        }
+    }
+}
+
+/// `native_sso_groups`; a change bumps `issuer_changes`.
+final class PostgreSQLNativeSSOGroupStore: NativeSSOGroupStore {
+    let connection: PostgreSQLConnection
+    init(connection: PostgreSQLConnection) { self.connection = connection }
+
+    func allowsDeviceID(group: String) throws -> Bool {
+        try connection.lookupOne("SELECT allow_device_id FROM native_sso_groups WHERE name = $1", [.text(group)])?.int(0) == 1
+    }
+
+    func members(group: String) throws -> [String] {
+        try connection.lookup("SELECT client_id FROM clients WHERE native_sso_group = $1 ORDER BY client_id COLLATE \"C\"", [.text(group)])
+            .map { $0.string(0) }
+    }
+
+    func setAllowsDeviceID(_ allowed: Bool, group: String) throws {
+        try connection.execute("""
+            INSERT INTO native_sso_groups (name, allow_device_id) VALUES ($1, $2)
+            ON CONFLICT (name) DO UPDATE SET allow_device_id = excluded.allow_device_id
+            """, [.text(group), PostgreSQLValue(allowed)])
+        try connection.execute("UPDATE issuer_changes SET generation = generation + 1 WHERE id = 1")
+    }
+}
+
+/// `signing_keys`, private keys sealed in `private_sealed`; a change bumps
+/// `issuer_changes`, which the responders' key caches watch.
+final class PostgreSQLSigningKeyStore: SigningKeyStore {
+    let connection: PostgreSQLConnection
+    let sealing: SigningKeySealing
+
+    init(connection: PostgreSQLConnection, sealing: SigningKeySealing) {
+        self.connection = connection
+        self.sealing = sealing
+    }
+
+    func all() throws -> [StoredSigningKey] {
+        try connection.lookup("SELECT kid, public_pem, created_at, activates_at, retired_at FROM signing_keys ORDER BY activates_at DESC, seq DESC")
+            .map { StoredSigningKey(kid: $0.string(0), publicPEM: $0.string(1), createdAt: $0.int(2), activatesAt: $0.int(3),
+                                    retiredAt: $0.optionalInt(4)) }
+    }
+
+    func privateKeyPEM(kid: String) throws -> [UInt8]? {
+        guard let sealed = try connection.lookupOne("SELECT private_sealed FROM signing_keys WHERE kid = $1 AND retired_at IS NULL",
+                                                   [.text(kid)])?.optionalBytes(0) else { return nil }
+        return try sealing.open(sealed, kid: kid)
+    }
+
+    func insert(_ key: StoredSigningKey, privateKeyPEM: [UInt8]) throws {
+        try connection.execute("""
+            INSERT INTO signing_keys (kid, public_pem, private_sealed, created_at, activates_at) VALUES ($1, $2, $3, $4, $5)
+            """, [.text(key.kid), .text(key.publicPEM), .bytes(try sealing.seal(privateKeyPEM, kid: key.kid)), .integer(key.createdAt),
+                  .integer(key.activatesAt)])
+        try connection.execute("UPDATE issuer_changes SET generation = generation + 1 WHERE id = 1")
+    }
+
+    func retire(kid: String, at now: Int64) throws {
+        try connection.execute("UPDATE signing_keys SET retired_at = $1, private_sealed = NULL WHERE kid = $2", [.integer(now), .text(kid)])
+        try connection.execute("UPDATE issuer_changes SET generation = generation + 1 WHERE id = 1")
+    }
+}

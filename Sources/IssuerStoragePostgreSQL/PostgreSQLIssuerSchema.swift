@@ -1,0 +1,188 @@
+import PostgreSQLClient
+
+/// The issuer's tables in PostgreSQL. Append new migrations; never edit a
+/// landed one. The same rows as the SQLite schema, in PostgreSQL's types:
+/// BIGINT for every number and flag (0/1), TEXT, BYTEA for hashes and
+/// sealed values; `users.email_key` is the ASCII-folded email (EmailKey)
+/// the unique index and the lookup use, so both backends agree on which
+/// spellings are one address, byte for byte.
+public enum PostgreSQLIssuerSchema {
+    public static let migrations: [(version: Int, sql: String)] = [(1, version1)]
+
+    /// Any fixed 64-bit number: the advisory lock every node takes to
+    /// migrate, so nodes starting at once apply each migration once.
+    static let migrationLock: Int64 = 0x6761_7465_686F_7573   // "gatehous"
+
+    /// Brings the schema up to date, under a transaction-scoped advisory
+    /// lock (DDL is transactional in PostgreSQL: all of a migration or none).
+    public static func migrate(_ connection: PostgreSQLConnection) throws {
+        try connection.transaction {
+            try connection.execute("SELECT 1 FROM pg_advisory_xact_lock($1)", [.integer(migrationLock)])
+            try connection.executeScript("CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT PRIMARY KEY, version BIGINT NOT NULL)")
+            let current = try currentVersion(connection) ?? 0
+            var applied = current
+            for migration in migrations where migration.version > current {
+                try connection.executeScript(migration.sql)
+                applied = migration.version
+            }
+            if applied != current {
+                try connection.execute("""
+                    INSERT INTO schema_migrations (component, version) VALUES ('issuer', $1)
+                    ON CONFLICT (component) DO UPDATE SET version = excluded.version
+                    """, [.integer(Int64(applied))])
+            }
+        }
+    }
+
+    static func currentVersion(_ connection: PostgreSQLConnection) throws -> Int? {
+        try connection.queryOne("SELECT version FROM schema_migrations WHERE component = 'issuer'").map { Int($0.int(0)) }
+    }
+
+    static let version1 = """
+        CREATE TABLE users (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            subject TEXT NOT NULL UNIQUE,
+            email TEXT NOT NULL,
+            email_key TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            password_hash TEXT NOT NULL,
+            roles TEXT NOT NULL DEFAULT 'user',
+            disabled BIGINT NOT NULL DEFAULT 0,
+            created_at BIGINT NOT NULL
+        );
+        CREATE TABLE clients (
+            client_id TEXT PRIMARY KEY,
+            secret_hash TEXT,
+            scopes TEXT NOT NULL,
+            native_sso_group TEXT,
+            created_at BIGINT NOT NULL
+        );
+        CREATE INDEX clients_group ON clients(native_sso_group);
+        CREATE TABLE client_redirect_uris (
+            client_id TEXT NOT NULL REFERENCES clients(client_id) ON DELETE CASCADE,
+            kind TEXT NOT NULL CHECK (kind IN ('login', 'post_logout')),
+            uri TEXT NOT NULL,
+            PRIMARY KEY (client_id, kind, uri)
+        );
+        CREATE TABLE native_sso_groups (
+            name TEXT PRIMARY KEY,
+            allow_device_id BIGINT NOT NULL DEFAULT 0 CHECK (allow_device_id IN (0, 1))
+        );
+        CREATE TABLE signing_keys (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY,
+            kid TEXT PRIMARY KEY,
+            public_pem TEXT NOT NULL,
+            private_sealed BYTEA,
+            created_at BIGINT NOT NULL,
+            activates_at BIGINT NOT NULL,
+            retired_at BIGINT
+        );
+        CREATE TABLE issuer_changes (
+            id BIGINT PRIMARY KEY CHECK (id = 1),
+            generation BIGINT NOT NULL
+        );
+        INSERT INTO issuer_changes (id, generation) VALUES (1, 0);
+        CREATE TABLE sso_sessions (
+            sid TEXT PRIMARY KEY,
+            secret_hash BYTEA NOT NULL UNIQUE,
+            user_id BIGINT NOT NULL REFERENCES users(id),
+            auth_time BIGINT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            ended_at BIGINT,
+            amr TEXT NOT NULL DEFAULT 'pwd'
+        );
+        CREATE INDEX sso_sessions_user ON sso_sessions(user_id);
+        CREATE TABLE pending_authorizations (
+            secret_hash BYTEA PRIMARY KEY,
+            form_token_hash BYTEA NOT NULL,
+            client_id TEXT NOT NULL,
+            redirect_uri TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            state TEXT,
+            nonce TEXT,
+            code_challenge TEXT NOT NULL,
+            max_age BIGINT,
+            replaces_sid TEXT,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            password_verified_user_id BIGINT,
+            password_verified_at BIGINT,
+            expected_subject TEXT
+        );
+        CREATE INDEX pending_authorizations_expiry ON pending_authorizations(expires_at);
+        CREATE TABLE authorization_codes (
+            code_hash BYTEA PRIMARY KEY,
+            client_id TEXT NOT NULL,
+            redirect_uri TEXT NOT NULL,
+            code_challenge TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            nonce TEXT,
+            sid TEXT NOT NULL,
+            user_id BIGINT NOT NULL,
+            auth_time BIGINT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT,
+            issued_family_id TEXT,
+            issued_jti TEXT,
+            amr TEXT NOT NULL DEFAULT 'pwd'
+        );
+        CREATE INDEX authorization_codes_expiry ON authorization_codes(expires_at);
+        CREATE TABLE refresh_tokens (
+            token_hash BYTEA PRIMARY KEY,
+            family_id TEXT NOT NULL,
+            client_id TEXT NOT NULL,
+            user_id BIGINT NOT NULL,
+            sid TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            auth_time BIGINT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT,
+            revoked_at BIGINT,
+            successor_hash BYTEA,
+            successor_sealed BYTEA
+        );
+        CREATE INDEX refresh_tokens_family ON refresh_tokens(family_id);
+        CREATE INDEX refresh_tokens_sid ON refresh_tokens(sid);
+        CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id);
+        CREATE INDEX refresh_tokens_expiry ON refresh_tokens(expires_at);
+        CREATE INDEX refresh_tokens_sealed ON refresh_tokens(used_at) WHERE successor_sealed IS NOT NULL;
+        CREATE TABLE revoked_access_tokens (
+            jti TEXT PRIMARY KEY,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX revoked_access_tokens_expiry ON revoked_access_tokens(expires_at);
+        CREATE TABLE totp_credentials (
+            user_id BIGINT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+            sealed_secret BYTEA NOT NULL,
+            last_used_step BIGINT NOT NULL DEFAULT -1,
+            created_at BIGINT NOT NULL
+        );
+        CREATE TABLE login_throttle (
+            key_hash BYTEA PRIMARY KEY,
+            failures BIGINT NOT NULL,
+            window_started_at BIGINT NOT NULL,
+            locked_until BIGINT NOT NULL DEFAULT 0,
+            admitted BIGINT NOT NULL DEFAULT 1
+        );
+        CREATE INDEX login_throttle_window ON login_throttle(window_started_at);
+        CREATE TABLE device_secrets (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            secret_hash BYTEA NOT NULL UNIQUE,
+            sid TEXT NOT NULL,
+            user_id BIGINT NOT NULL,
+            client_id TEXT NOT NULL,
+            device_id TEXT,
+            scope TEXT,
+            code_hash BYTEA,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            revoked_at BIGINT
+        );
+        CREATE INDEX device_secrets_sid ON device_secrets(sid);
+        CREATE INDEX device_secrets_expiry ON device_secrets(expires_at);
+        CREATE INDEX device_secrets_code ON device_secrets(code_hash) WHERE code_hash IS NOT NULL;
+        """
+}

@@ -1,0 +1,107 @@
+import IssuerStorage
+import SQLiteClient
+import SSOCore
+
+/// IssuerStorage on one SQLite file (WAL mode, busy handler): the embedded
+/// default, nothing to run. Private signing keys are 0600 files in
+/// `keysDirectory`, beside the database, never in it.
+///
+/// Write units are `BEGIN IMMEDIATE … COMMIT`: the write lock is taken up
+/// front, so write units of every process on the file run one at a time. A
+/// write unit started inside another one joins it (one transaction).
+public final class SQLiteIssuerStorage: IssuerStorage {
+    public let database: SQLiteDatabase
+    let stores: SQLiteStores
+    private var writing = false
+
+    public init(database: SQLiteDatabase, keysDirectory: String) {
+        self.database = database
+        stores = SQLiteStores(database: database, keysDirectory: keysDirectory)
+    }
+
+    /// Opens (creating it owner-only if need be) and migrates the database.
+    public convenience init(databasePath: String, keysDirectory: String) throws {
+        self.init(database: try SQLiteIssuerSchema.open(path: databasePath), keysDirectory: keysDirectory)
+    }
+
+    public var read: any IssuerReads { stores.reads }
+
+    public func write<T>(_ body: (any IssuerWrites) throws -> T) throws -> T {
+        if writing { return try body(stores.writes) }
+        writing = true
+        defer { writing = false }
+        return try database.transaction { try body(stores.writes) }
+    }
+
+    /// PRAGMA data_version: moves whenever another connection commits.
+    public func changeMarker() throws -> Int64 { try database.dataVersion() }
+
+    public var maintenance: any StorageMaintenance { SQLiteMaintenance(database: database, keysDirectory: stores.keysDirectory) }
+}
+
+/// Every store, on one connection: the same objects serve reads (typed as
+/// their read protocols) and write units.
+final class SQLiteStores {
+    let keysDirectory: String
+    let userStore: SQLiteUserStore
+    let totpStore: SQLiteTOTPStore
+    let clientStore: SQLiteClientStore
+    let groupStore: SQLiteNativeSSOGroupStore
+    let keyStore: SQLiteSigningKeyStore
+    let sessionStore: SQLiteSSOSessionStore
+    let pendingStore: SQLitePendingAuthorizationStore
+    let codeStore: SQLiteAuthorizationCodeStore
+    let refreshStore: SQLiteRefreshTokenStore
+    let revokedStore: SQLiteRevokedAccessTokenStore
+    let deviceStore: SQLiteDeviceSecretStore
+    let throttleStore: SQLiteLoginThrottleStore
+    private(set) lazy var reads = Reads(stores: self)
+    private(set) lazy var writes = Writes(stores: self)
+
+    init(database: SQLiteDatabase, keysDirectory: String) {
+        self.keysDirectory = keysDirectory
+        userStore = SQLiteUserStore(database: database)
+        totpStore = SQLiteTOTPStore(database: database)
+        clientStore = SQLiteClientStore(database: database)
+        groupStore = SQLiteNativeSSOGroupStore(database: database)
+        keyStore = SQLiteSigningKeyStore(database: database, keysDirectory: keysDirectory)
+        sessionStore = SQLiteSSOSessionStore(database: database)
+        pendingStore = SQLitePendingAuthorizationStore(database: database)
+        codeStore = SQLiteAuthorizationCodeStore(database: database)
+        refreshStore = SQLiteRefreshTokenStore(database: database)
+        revokedStore = SQLiteRevokedAccessTokenStore(database: database)
+        deviceStore = SQLiteDeviceSecretStore(database: database)
+        throttleStore = SQLiteLoginThrottleStore(database: database)
+    }
+
+    struct Reads: IssuerReads {
+        unowned let stores: SQLiteStores
+        var users: any UserReads { stores.userStore }
+        var totp: any TOTPReads { stores.totpStore }
+        var clients: any ClientReads { stores.clientStore }
+        var nativeSSOGroups: any NativeSSOGroupReads { stores.groupStore }
+        var signingKeys: any SigningKeyReads { stores.keyStore }
+        var sessions: any SSOSessionReads { stores.sessionStore }
+        var pendingAuthorizations: any PendingAuthorizationReads { stores.pendingStore }
+        var refreshTokens: any RefreshTokenReads { stores.refreshStore }
+        var revokedAccessTokens: any RevokedAccessTokenReads { stores.revokedStore }
+        var deviceSecrets: any DeviceSecretReads { stores.deviceStore }
+        var loginThrottle: any LoginThrottleReads { stores.throttleStore }
+    }
+
+    struct Writes: IssuerWrites {
+        unowned let stores: SQLiteStores
+        var users: any UserStore { stores.userStore }
+        var totp: any TOTPStore { stores.totpStore }
+        var clients: any ClientStore { stores.clientStore }
+        var nativeSSOGroups: any NativeSSOGroupStore { stores.groupStore }
+        var signingKeys: any SigningKeyStore { stores.keyStore }
+        var sessions: any SSOSessionStore { stores.sessionStore }
+        var pendingAuthorizations: any PendingAuthorizationStore { stores.pendingStore }
+        var authorizationCodes: any AuthorizationCodeStore { stores.codeStore }
+        var refreshTokens: any RefreshTokenStore { stores.refreshStore }
+        var revokedAccessTokens: any RevokedAccessTokenStore { stores.revokedStore }
+        var deviceSecrets: any DeviceSecretStore { stores.deviceStore }
+        var loginThrottle: any LoginThrottleStore { stores.throttleStore }
+    }
+}

@@ -1,0 +1,70 @@
+import IssuerStorage
+import SQLiteClient
+
+/// `sso_sessions`, found by the hash of the cookie secret or by sid.
+final class SQLiteSSOSessionStore: SSOSessionStore {
+    let database: SQLiteDatabase
+    init(database: SQLiteDatabase) { self.database = database }
+
+    static let liveColumns = "s.sid, s.user_id, s.auth_time, s.expires_at, s.amr"
+
+    func live(secretHash: [UInt8], now: Int64) throws -> SSOSession? {
+        try database.queryOne("""
+            SELECT \(Self.liveColumns) FROM sso_sessions s JOIN users u ON u.id = s.user_id
+            WHERE s.secret_hash = ? AND s.ended_at IS NULL AND s.expires_at > ? AND u.disabled = 0
+            """, [.blob(secretHash), .integer(now)]).map(Self.session)
+    }
+
+    func live(sid: String, now: Int64) throws -> SSOSession? {
+        try database.queryOne("""
+            SELECT \(Self.liveColumns) FROM sso_sessions s JOIN users u ON u.id = s.user_id
+            WHERE s.sid = ? AND s.ended_at IS NULL AND s.expires_at > ? AND u.disabled = 0
+            """, [.text(sid), .integer(now)]).map(Self.session)
+    }
+
+    static let listingColumns = "s.sid, s.user_id, u.email, s.auth_time, s.created_at, s.expires_at, s.ended_at, s.amr, u.disabled"
+
+    func list(userID: Int64?, now: Int64) throws -> [SSOSessionListing] {
+        try database.query("""
+            SELECT \(Self.listingColumns) FROM sso_sessions s JOIN users u ON u.id = s.user_id
+            WHERE ?1 IS NULL OR s.user_id = ?1 ORDER BY s.created_at DESC, s.sid
+            """, [userID.map { .integer($0) } ?? .null]).map { Self.listing($0, now: now) }
+    }
+
+    func listing(sid: String, now: Int64) throws -> SSOSessionListing? {
+        try database.queryOne("""
+            SELECT \(Self.listingColumns) FROM sso_sessions s JOIN users u ON u.id = s.user_id WHERE s.sid = ?
+            """, [.text(sid)]).map { Self.listing($0, now: now) }
+    }
+
+    func sids(userID: Int64) throws -> [String] {
+        try database.query("SELECT sid FROM sso_sessions WHERE user_id = ?", [.integer(userID)]).map { $0.string(0) }
+    }
+
+    func insert(_ session: SSOSession, secretHash: [UInt8], createdAt: Int64) throws {
+        try database.execute("""
+            INSERT INTO sso_sessions (sid, secret_hash, user_id, auth_time, created_at, expires_at, amr) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [.text(session.sid), .blob(secretHash), .integer(session.userID), .integer(session.authTime), .integer(createdAt),
+                  .integer(session.expiresAt), .text(StoredList.encode(session.amr))])
+    }
+
+    func end(sid: String, at now: Int64) throws {
+        try database.execute("UPDATE sso_sessions SET ended_at = ? WHERE sid = ? AND ended_at IS NULL", [.integer(now), .text(sid)])
+    }
+
+    func endAll(userID: Int64, at now: Int64) throws -> [String] {
+        try database.query("UPDATE sso_sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL RETURNING sid",
+                           [.integer(now), .integer(userID)]).map { $0.string(0) }
+    }
+
+    static func session(_ row: SQLiteRow) -> SSOSession {
+        SSOSession(sid: row.string(0), userID: row.int(1), authTime: row.int(2), expiresAt: row.int(3), amr: StoredList.decodeAMR(row.string(4)))
+    }
+
+    static func listing(_ row: SQLiteRow, now: Int64) -> SSOSessionListing {
+        let endedAt = row.optionalInt(6)
+        return SSOSessionListing(sid: row.string(0), userID: row.int(1), email: row.string(2), authTime: row.int(3), createdAt: row.int(4),
+                                 expiresAt: row.int(5), endedAt: endedAt, amr: StoredList.decodeAMR(row.string(7)),
+                                 state: SSOSessionListing.state(endedAt: endedAt, expiresAt: row.int(5), userDisabled: row.int(8) != 0, now: now))
+    }
+}

@@ -1,0 +1,72 @@
+import IssuerStorage
+import SQLiteClient
+
+/// `users`: the email column is `COLLATE NOCASE`, SQLite's ASCII-only
+/// folding, the same as EmailKey.
+final class SQLiteUserStore: UserStore {
+    let database: SQLiteDatabase
+    init(database: SQLiteDatabase) { self.database = database }
+
+    static let columns = "id, subject, email, name, password_hash, roles, disabled"
+
+    func find(email: String) throws -> User? {
+        try database.queryOne("SELECT \(Self.columns) FROM users WHERE email = ?", [.text(email)]).map(Self.user)
+    }
+
+    func find(id: Int64) throws -> User? {
+        try database.queryOne("SELECT \(Self.columns) FROM users WHERE id = ?", [.integer(id)]).map(Self.user)
+    }
+
+    func find(subject: String) throws -> User? {
+        try database.queryOne("SELECT \(Self.columns) FROM users WHERE subject = ?", [.text(subject)]).map(Self.user)
+    }
+
+    func list() throws -> [User] {
+        try database.query("SELECT \(Self.columns) FROM users ORDER BY email").map(Self.user)
+    }
+
+    func insert(_ user: NewUser) throws -> User {
+        let row = try database.queryOne("""
+            INSERT INTO users (subject, email, name, password_hash, roles, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING \(Self.columns)
+            """, [.text(user.subject), .text(user.email), .text(user.name), .text(user.passwordHash), .text(StoredList.encode(user.roles)),
+                  .integer(user.createdAt)])
+        return Self.user(row!)
+    }
+
+    func setPasswordHash(_ hash: String, userID: Int64) throws {
+        try database.execute("UPDATE users SET password_hash = ? WHERE id = ?", [.text(hash), .integer(userID)])
+    }
+
+    func setDisabled(_ disabled: Bool, userID: Int64) throws {
+        try database.execute("UPDATE users SET disabled = ? WHERE id = ?", [SQLiteValue(disabled), .integer(userID)])
+    }
+
+    static func user(_ row: SQLiteRow) -> User {
+        User(id: row.int(0), subject: row.string(1), email: row.string(2), name: row.string(3), passwordHash: row.string(4),
+             roles: StoredList.decode(row.string(5)), disabled: row.int(6) != 0)
+    }
+}
+
+/// `totp_credentials`: one sealed seed per user.
+final class SQLiteTOTPStore: TOTPStore {
+    let database: SQLiteDatabase
+    init(database: SQLiteDatabase) { self.database = database }
+
+    func credential(userID: Int64) throws -> StoredTOTP? {
+        try database.queryOne("SELECT sealed_secret, last_used_step FROM totp_credentials WHERE user_id = ?", [.integer(userID)])
+            .map { StoredTOTP(sealedSecret: $0.bytes(0), lastUsedStep: $0.int(1)) }
+    }
+
+    func enrol(userID: Int64, sealedSecret: [UInt8], at now: Int64) throws {
+        try database.execute("""
+            INSERT INTO totp_credentials (user_id, sealed_secret, last_used_step, created_at) VALUES (?, ?, -1, ?)
+            ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret, last_used_step = -1,
+                created_at = excluded.created_at
+            """, [.integer(userID), .blob(sealedSecret), .integer(now)])
+    }
+
+    func accept(step: Int64, userID: Int64) throws -> Bool {
+        try database.execute("UPDATE totp_credentials SET last_used_step = ? WHERE user_id = ? AND last_used_step < ?",
+                             [.integer(step), .integer(userID), .integer(step)]) == 1
+    }
+}

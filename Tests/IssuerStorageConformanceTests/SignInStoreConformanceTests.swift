@@ -1,0 +1,95 @@
+import IssuerStorage
+import XCTest
+
+/// SSO sessions, pending authorizations and the login throttle.
+final class SignInStoreConformanceTests: ConformanceTestCase {
+    func aUser(_ backend: TestBackend, _ email: String = "u@example.com") throws -> User {
+        try backend.storage.write {
+            try $0.users.insert(NewUser(subject: UUID().uuidString, email: email, name: "U", passwordHash: "h", roles: [], createdAt: 1))
+        }
+    }
+
+    func testSessionsAreLiveUntilEndedExpiredOrTheirUserIsDisabled() throws {
+        try eachBackend { backend in
+            let user = try aUser(backend)
+            let session = SSOSession(sid: "sid-1", userID: user.id, authTime: 100, expiresAt: 1000, amr: ["pwd", "otp"])
+            try backend.storage.write { tx in
+                try tx.sessions.insert(session, secretHash: [9, 0, 9], createdAt: 100)
+                try tx.sessions.insert(SSOSession(sid: "sid-2", userID: user.id, authTime: 200, expiresAt: 1000, amr: ["pwd"]),
+                                       secretHash: [8], createdAt: 200)
+            }
+            let read = backend.storage.read.sessions
+            XCTAssertEqual(try read.live(secretHash: [9, 0, 9], now: 500), session, backend.name)
+            XCTAssertNil(try read.live(secretHash: [9, 0], now: 500), "\(backend.name): hashes compare as bytes")
+            XCTAssertEqual(try read.live(sid: "sid-1", now: 500)?.amr, ["pwd", "otp"], backend.name)
+            XCTAssertNil(try read.live(sid: "sid-1", now: 1000), "\(backend.name): expired")
+            XCTAssertEqual(try read.list(userID: user.id, now: 500).map(\.sid), ["sid-2", "sid-1"], "\(backend.name): newest first")
+            XCTAssertEqual(try read.list(userID: nil, now: 500).count, 2, backend.name)
+            try backend.storage.write { try $0.sessions.end(sid: "sid-1", at: 600) }
+            XCTAssertNil(try read.live(sid: "sid-1", now: 601), backend.name)
+            XCTAssertEqual(try read.listing(sid: "sid-1", now: 601)?.state, .ended, backend.name)
+            XCTAssertEqual(try read.listing(sid: "sid-1", now: 601)?.endedAt, 600, backend.name)
+            XCTAssertEqual(try read.listing(sid: "sid-2", now: 2000)?.state, .expired, backend.name)
+            try backend.storage.write { try $0.users.setDisabled(true, userID: user.id) }
+            XCTAssertNil(try read.live(sid: "sid-2", now: 601), "\(backend.name): a disabled user has no live session")
+            XCTAssertEqual(try read.listing(sid: "sid-2", now: 601)?.state, .userDisabled, backend.name)
+            let ended = try backend.storage.write { try $0.sessions.endAll(userID: user.id, at: 700) }
+            XCTAssertEqual(ended, ["sid-2"], "\(backend.name): only the one still open")
+            XCTAssertEqual(Set(try read.sids(userID: user.id)), ["sid-1", "sid-2"], backend.name)
+        }
+    }
+
+    func testAPendingAuthorizationIsTakenOnceAndItsMarkGuardsTheSecondStep() throws {
+        try eachBackend { backend in
+            let request = AuthorizationRequest(clientID: "c", redirectURI: "myapp:/cb", scope: ["openid", "email"], state: "s", nonce: nil,
+                                               codeChallenge: "challenge", prompt: ["login"], maxAge: 30, loginHint: "x",
+                                               expectedSubject: "sub-1")
+            let pending = PendingAuthorization(request: request, formTokenHash: [1, 2], replacesSID: "old")
+            try backend.storage.write { try $0.pendingAuthorizations.insert(pending, secretHash: [5], createdAt: 100, expiresAt: 700) }
+            let found = try XCTUnwrap(backend.storage.read.pendingAuthorizations.find(secretHash: [5], now: 200))
+            XCTAssertEqual(found.request.scope, ["openid", "email"], backend.name)
+            XCTAssertEqual(found.request.maxAge, 30, backend.name)
+            XCTAssertEqual(found.request.expectedSubject, "sub-1", backend.name)
+            XCTAssertEqual(found.request.prompt, [], "\(backend.name): prompt and login hint are spent")
+            XCTAssertEqual(found.replacesSID, "old", backend.name)
+            XCTAssertEqual(found.formTokenHash, [1, 2], backend.name)
+            XCTAssertNil(try backend.storage.read.pendingAuthorizations.find(secretHash: [5], now: 700), "\(backend.name): expired")
+
+            XCTAssertTrue(try backend.storage.write { try $0.pendingAuthorizations.mark(secretHash: [5], userID: 42, now: 300) }, backend.name)
+            XCTAssertEqual(try backend.storage.read.pendingAuthorizations.markedUserID(secretHash: [5], now: 310, markedAfter: 299), 42)
+            XCTAssertNil(try backend.storage.read.pendingAuthorizations.markedUserID(secretHash: [5], now: 310, markedAfter: 300), "stale")
+            XCTAssertNil(try backend.storage.write { try $0.pendingAuthorizations.consumeMarked(secretHash: [5], userID: 43, now: 310,
+                                                                                                markedAfter: 0) }, "\(backend.name): another user")
+            try backend.storage.write { try $0.pendingAuthorizations.clearMarks(userID: 42) }
+            XCTAssertNil(try backend.storage.read.pendingAuthorizations.markedUserID(secretHash: [5], now: 310, markedAfter: 0), backend.name)
+            XCTAssertNotNil(try backend.storage.write { try $0.pendingAuthorizations.consume(secretHash: [5], now: 320) }, backend.name)
+            XCTAssertNil(try backend.storage.write { try $0.pendingAuthorizations.consume(secretHash: [5], now: 320) }, "\(backend.name): once")
+            XCTAssertFalse(try backend.storage.write { try $0.pendingAuthorizations.mark(secretHash: [5], userID: 42, now: 330) }, backend.name)
+        }
+    }
+
+    func testTheThrottleCountsLocksDoublesRefundsAndForgets() throws {
+        let policy = ThrottlePolicy(maximumFailures: 3, window: 100, firstLockDuration: 10, longestLockDuration: 40)
+        try eachBackend { backend in
+            func reserve(_ now: Int64) throws -> Int64? { try backend.storage.write { try $0.loginThrottle.reserve(key: [1], policy: policy, now: now) } }
+            XCTAssertNil(try reserve(1), backend.name)
+            XCTAssertNil(try reserve(2), backend.name)
+            XCTAssertNil(try reserve(3), "\(backend.name): the third failure is admitted, and locks")
+            XCTAssertEqual(try reserve(4), 13, "\(backend.name): locked for 10 s from the third")
+            XCTAssertEqual(try backend.storage.read.loginThrottle.lockedUntil(key: [1], now: 12), 13, backend.name)
+            XCTAssertNil(try reserve(13), "\(backend.name): the lock ended; the fourth failure locks twice as long")
+            XCTAssertEqual(try reserve(14), 33, backend.name)
+            try backend.storage.write { try $0.loginThrottle.reset(key: [1]) }
+            XCTAssertNil(try backend.storage.read.loginThrottle.lockedUntil(key: [1], now: 14), backend.name)
+            XCTAssertNil(try reserve(20), backend.name)
+            XCTAssertNil(try reserve(21), backend.name)
+            try backend.storage.write { try $0.loginThrottle.refund(key: [1], policy: policy) }
+            XCTAssertNil(try reserve(22), backend.name)
+            XCTAssertNil(try reserve(23), "\(backend.name): the refunded attempt did not count, so this is the third")
+            XCTAssertEqual(try reserve(24), 33, backend.name)
+            try backend.storage.write { try $0.loginThrottle.sweep(horizon: 200) }
+            XCTAssertNil(try reserve(300), backend.name)
+            XCTAssertNil(try reserve(301), "\(backend.name): swept, the count started over")
+        }
+    }
+}
