@@ -10,7 +10,7 @@ RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev libpq-dev o
 
 # And what the tests need on top: a real browser and its WebDriver.
 TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip postgresql)
-PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis)
+PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis psycopg)
 
 # The responders: one executable each, one pool of processes each.
 ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect)

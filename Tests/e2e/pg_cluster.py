@@ -74,10 +74,11 @@ class Cluster:
             os.makedirs(self.sockets, exist_ok=True)
 
     def init(self, settings=()):
-        """initdb with trust on loopback (a test cluster), then settings."""
+        """initdb with trust on loopback (a test cluster) and page checksums (as
+        DEPLOY.md asks of a production one), then settings."""
         self._own()
         as_postgres(os.path.join(bin_dir(), "initdb"), "-D", self.data, "-U", "postgres", "--auth=trust",
-                    "--encoding=UTF8", "--locale=C.UTF-8")
+                    "--encoding=UTF8", "--locale=C.UTF-8", "--data-checksums")
         self.configure(settings)
         return self
 
@@ -123,6 +124,25 @@ class Cluster:
         self.stop(mode="immediate")
         if self.owns_directory:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+
+    def standby(self):
+        """A streaming standby of this cluster (pg_basebackup -R), started;
+        then this primary waits for it on every commit (synchronous_commit
+        on, synchronous_standby_names '*'), so nothing acknowledged is lost
+        when the primary dies."""
+        standby = Cluster()
+        standby._own()
+        as_postgres(os.path.join(bin_dir(), "pg_basebackup"), "-D", standby.data, "-h", "127.0.0.1", "-p", str(self.port),
+                    "-U", "postgres", "-X", "stream", "-R", "--checkpoint=fast", timeout=120)
+        standby.configure([])
+        standby.start()
+        self.psql("postgres", "ALTER SYSTEM SET synchronous_standby_names = '*'")
+        self.psql("postgres", "SELECT pg_reload_conf()")
+        return standby
+
+    def promote(self):
+        as_postgres(os.path.join(bin_dir(), "pg_ctl"), "-D", self.data, "-w", "-t", "60", "promote")
 
 
 def new_cluster():

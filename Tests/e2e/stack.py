@@ -7,11 +7,14 @@ import random
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import time
 
 import requests
+
+import database
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEMO_PASSWORD = "demo-password-e2e"
@@ -52,6 +55,12 @@ class Stack:
         self.env = dict(os.environ, GATEHOUSE_HOME=self.home, GATEHOUSE_BASE_PORT=str(self.base),
                         GATEHOUSE_DEMO_PASSWORD=DEMO_PASSWORD, GATEHOUSE_SKIP_BUILD="1",
                         BIN_DIR=os.environ["BIN_DIR"], **(extra_env or {}))
+        # The PostgreSQL pass of Scripts/test: every stack gets a database of
+        # its own on the private cluster it names.
+        server = os.environ.get("GATEHOUSE_E2E_POSTGRES_SERVER")
+        if server and "GATEHOUSE_DATABASE_URL" not in self.env:
+            self.env["GATEHOUSE_DATABASE_URL"] = database.create_database(server)
+        self.database_url = self.env.get("GATEHOUSE_DATABASE_URL")
         self.process = None
         self.output_path = os.path.join(self.home, "run-output.txt")
 
@@ -131,5 +140,22 @@ class Stack:
             return int(handle.read().strip())
 
     def database_dump(self):
+        """Every row of the issuer's database, as text, to compare before and after."""
+        if self.database_url:
+            return database.dump(self.database_url)
         return subprocess.run(["sqlite3", os.path.join(self.home, "gatehouse.sqlite"), ".dump"],
                               capture_output=True, text=True, check=True).stdout
+
+    def query(self, sql, *parameters):
+        """Rows of the issuer's database, on either backend (SQL with `?`)."""
+        if self.database_url:
+            return database.query(self.database_url, sql, parameters)
+        with sqlite3.connect(os.path.join(self.home, "gatehouse.sqlite")) as connection:
+            return connection.execute(sql, parameters).fetchall()
+
+    def execute(self, sql, *parameters):
+        """A change to the issuer's database, on either backend (SQL with `?`)."""
+        if self.database_url:
+            return database.execute(self.database_url, sql, parameters)
+        with sqlite3.connect(os.path.join(self.home, "gatehouse.sqlite")) as connection:
+            connection.execute(sql, parameters)

@@ -17,7 +17,6 @@ import json
 import random
 import re
 import secrets
-import sqlite3
 import ssl
 import struct
 import time
@@ -87,8 +86,7 @@ def hotp(key, counter, digits=6):
 
 
 def rows(stack, sql, *parameters):
-    with sqlite3.connect(stack.home + "/gatehouse.sqlite") as database:
-        return database.execute(sql, parameters).fetchall()
+    return stack.query(sql, *parameters)
 
 
 def start(stack, http):

@@ -8,13 +8,13 @@ grants more than app #1's sign-in did."""
 import base64
 import hashlib
 import json
-import os
 import time
 import uuid
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 
+import database
 from oidc_flow import SCOPE, App
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -48,8 +48,7 @@ def resigned(stack, token, **changes):
     (read from the stack's home): a token the issuer did sign, or could have."""
     header, payload, _ = token.split(".")
     kid = json.loads(base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)))["kid"]
-    with open(os.path.join(stack.home, "keys", kid + ".pem"), "rb") as handle:
-        key = serialization.load_pem_private_key(handle.read(), password=None)
+    key = serialization.load_pem_private_key(database.private_key_pem(stack, kid), password=None)
     body = header + "." + b64url(json.dumps({**claims(token), **changes}).encode())
     return body + "." + b64url(key.sign(body.encode(), padding.PKCS1v15(), hashes.SHA256()))
 

@@ -10,7 +10,6 @@ import base64
 import os
 import random
 import secrets
-import sqlite3
 import threading
 import time
 from collections import Counter
@@ -61,10 +60,6 @@ def signed_in_app(stack, http=None):
     second = app.login(first.headers["Location"], email=email, password=password)
     assert second.status_code == 303, second.text
     return app, app.code_from(second), email
-
-
-def database(stack):
-    return sqlite3.connect(os.path.join(stack.home, "gatehouse.sqlite"))
 
 
 def at_once(count, action):
@@ -125,15 +120,14 @@ def test_fifty_concurrent_refreshes_rotate_once_and_leave_one_live_token(stack):
     successor = successors.pop()
     assert successor != spent
 
-    with database(stack) as db:
-        user_id = db.execute("SELECT id FROM users WHERE email = ?", (email,)).fetchone()[0]
-        families = db.execute("SELECT DISTINCT family_id FROM refresh_tokens WHERE user_id = ?", (user_id,)).fetchall()
-        assert len(families) == 1, families
-        live = db.execute("SELECT token_hash FROM refresh_tokens WHERE family_id = ? AND used_at IS NULL "
-                          "AND revoked_at IS NULL", families[0]).fetchall()
-        assert len(live) == 1, f"{len(live)} live tokens in the family"
-        total = db.execute("SELECT count(*) FROM refresh_tokens WHERE family_id = ?", families[0]).fetchone()[0]
-        assert total == 2, f"one rotation: the spent token and its successor, not {total} rows"
+    user_id = stack.query("SELECT id FROM users WHERE email = ?", email)[0][0]
+    families = stack.query("SELECT DISTINCT family_id FROM refresh_tokens WHERE user_id = ?", user_id)
+    assert len(families) == 1, families
+    live = stack.query("SELECT token_hash FROM refresh_tokens WHERE family_id = ? AND used_at IS NULL AND revoked_at IS NULL",
+                       *families[0])
+    assert len(live) == 1, f"{len(live)} live tokens in the family"
+    total = stack.query("SELECT count(*) FROM refresh_tokens WHERE family_id = ?", *families[0])[0][0]
+    assert total == 2, f"one rotation: the spent token and its successor, not {total} rows"
     # The live one is the successor every 200 carried, and it works.
     refreshed = client(stack).post(stack.issuer + "/token", data={
         "grant_type": "refresh_token", "client_id": app.client_id, "refresh_token": successor})

@@ -3,7 +3,6 @@ a signing-key rotation under load, all through nginx with TLS."""
 import base64
 import json
 import os
-import sqlite3
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -11,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 
+import database
 from oidc_flow import App, query
 from stack import Stack
 
@@ -75,8 +75,7 @@ def expired_copy(stack, token):
     kid = json.loads(base64.urlsafe_b64decode(header + "=="))["kid"]
     claims = claims_of(token)
     claims["exp"], claims["iat"], claims["nbf"] = int(time.time()) - 3600, int(time.time()) - 4500, int(time.time()) - 4500
-    with open(os.path.join(stack.home, "keys", kid + ".pem"), "rb") as handle:
-        key = serialization.load_pem_private_key(handle.read(), password=None)
+    key = serialization.load_pem_private_key(database.private_key_pem(stack, kid), password=None)
     body = header + "." + b64url(json.dumps(claims).encode())
     return body + "." + b64url(key.sign(body.encode(), padding.PKCS1v15(), hashes.SHA256()))
 
@@ -100,8 +99,7 @@ def test_seed_scenarios_2a_to_2d_in_order(stack):
     assert app.call_api_transparently().status_code == 200
     # 2D: the refresh token has expired (its clock moved on), the SSO cookie is alive:
     # invalid_grant, then a browser sign-in that never shows the login page.
-    with sqlite3.connect(os.path.join(stack.home, "gatehouse.sqlite")) as database:
-        database.execute("UPDATE refresh_tokens SET expires_at = 1 WHERE used_at IS NULL")
+    stack.execute("UPDATE refresh_tokens SET expires_at = 1 WHERE used_at IS NULL")
     assert app.refresh().json()["error"] == "invalid_grant"
     second = App(stack, app.browser).authorize()
     assert "code=" in second.headers["Location"], "SSO cookie: no login page"

@@ -15,6 +15,8 @@ import pytest
 from cryptography.hazmat.primitives import hashes, hmac, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+import database
+
 SCOPES = "openid profile email api:serverA api:serverB"
 
 
@@ -34,8 +36,7 @@ def active_kid(stack):
 
 
 def issuer_key(stack, kid):
-    with open(os.path.join(stack.home, "keys", kid + ".pem"), "rb") as handle:
-        return serialization.load_pem_private_key(handle.read(), password=None)
+    return serialization.load_pem_private_key(database.private_key_pem(stack, kid), password=None)
 
 
 def claims(stack, **changes):

@@ -2,7 +2,6 @@
 import base64
 import json
 import secrets
-import sqlite3
 from urllib.parse import urlsplit
 
 import pytest
@@ -13,8 +12,7 @@ SERVICE_SECRET = "e2e-introspection-secret-" + secrets.token_hex(8)
 
 
 def rows(stack, sql, *args):
-    with sqlite3.connect(stack.home + "/gatehouse.sqlite") as database:
-        return database.execute(sql, args).fetchall()
+    return stack.query(sql, *args)
 
 
 def signed_in(stack, http, client_id="mobile-app-001", **kwargs):

@@ -1,5 +1,4 @@
 """Scenario 1, 2A and 2D end to end through nginx with TLS and a cookie jar."""
-import sqlite3
 import time
 
 import pytest
@@ -15,8 +14,7 @@ def jwks(stack, http):
 
 
 def rows(stack, sql):
-    with sqlite3.connect(stack.home + "/gatehouse.sqlite") as database:
-        return database.execute(sql).fetchall()
+    return stack.query(sql)
 
 
 def test_first_sign_in_yields_verifiable_tokens(stack, http):

@@ -1,12 +1,13 @@
 """Discovery, JWKS and the app-link files, through nginx with TLS."""
 import base64
 import json
-import os
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 from joserfc import jwt
 from joserfc.jwk import KeySet
+
+import database
 
 SECURITY_HEADERS = {
     "Strict-Transport-Security": "max-age=31536000",
@@ -58,8 +59,7 @@ def test_a_token_signed_with_the_issuer_key_verifies_against_the_published_jwks(
     checked by another JOSE implementation (joserfc)."""
     keys = http.get(stack.issuer + "/.well-known/jwks.json").json()
     active = stack.ssoctl("keys", "list").stdout.splitlines()[1].split()[0]
-    with open(os.path.join(stack.home, "keys", active + ".pem"), "rb") as handle:
-        private_key = serialization.load_pem_private_key(handle.read(), password=None)
+    private_key = serialization.load_pem_private_key(database.private_key_pem(stack, active), password=None)
     header = b64url(json.dumps({"alg": "RS256", "kid": active, "typ": "JWT"}).encode())
     payload = b64url(json.dumps({"iss": stack.issuer, "sub": "alice"}).encode())
     signature = private_key.sign(f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())

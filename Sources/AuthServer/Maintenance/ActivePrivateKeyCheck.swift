@@ -9,20 +9,23 @@ import SSOCore
 struct ActivePrivateKeyCheck: DoctorCheck {
     func findings(_ context: DoctorContext) -> [DoctorFinding] {
         guard let keys = context.keys, let kid = try? keys.activeKID() else { return [] }
-        return [Self.finding(kid: kid, keys: keys, keysDirectory: context.config.keysDirectory, check: "keys.private-key")]
+        return [Self.finding(kid: kid, keys: keys, config: context.config, check: "keys.private-key")]
     }
 
-    static func finding(kid: String, keys: SigningKeys, keysDirectory: String, check: String) -> DoctorFinding {
-        let path = keysDirectory + "/" + kid + ".pem"
-        let mode = FileStatus(path: path)
+    /// With PostgreSQL the private half is sealed in the database (every
+    /// node reads it there); with SQLite it is a file beside the database.
+    static func finding(kid: String, keys: SigningKeys, config: GatehouseConfig, check: String) -> DoctorFinding {
+        let path = config.keysDirectory + "/" + kid + ".pem"
+        let sealed = config.databaseURL != nil
+        let mode = sealed ? nil : FileStatus(path: path)
         if let mode, mode.groupOrOther != 0 {
             return DoctorFinding(.fail, check, "\(path) is mode \(mode.octal) (\(FilePermissionsCheck.who(mode.groupOrOther))): "
                                  + "a private key must be its owner's alone; chmod 600 it")
         }
-        let place = mode.map { "\(path), mode \($0.octal)" } ?? "sealed in the database"
+        let place = sealed ? "sealed in the database" : mode.map { "\(path), mode \($0.octal)" } ?? path
         do {
             guard let pem = try keys.storage.read.signingKeys.privateKeyPEM(kid: kid) else {
-                return DoctorFinding(.fail, check, "\(mode == nil ? path : place) is missing: \(kid) cannot sign")
+                return DoctorFinding(.fail, check, "\(sealed ? "the sealed key" : path) is missing: \(kid) cannot sign")
             }
             let key = try RSAKey.privateKey(pem: pem)
             let thumbprint = try JWK.thumbprint(of: key)

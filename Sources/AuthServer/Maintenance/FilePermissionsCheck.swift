@@ -19,8 +19,10 @@ struct FilePermissionsCheck: DoctorCheck {
                                            expectation: "0711 or stricter")
 
     /// Password and token hashes: never world-readable. SQLite gives -wal
-    /// and -shm the database file's mode, so they are checked alike.
+    /// and -shm the database file's mode, so they are checked alike. With
+    /// PostgreSQL there is no such file (the master key is keys.files').
     static let database = FilePermissionsCheck(check: "files.database", paths: { context in
+        guard context.config.databaseURL == nil else { return [] }
         let path = context.config.databasePath
         return [(path, true), (path + "-wal", false), (path + "-shm", false)]
     }, failing: 0o006, warning: 0o070, expectation: "0600")
@@ -36,6 +38,7 @@ struct FilePermissionsCheck: DoctorCheck {
                                                    failing: 0o027, warning: 0o050, expectation: "0700")
 
     func findings(_ context: DoctorContext) -> [DoctorFinding] {
+        guard !paths(context).isEmpty else { return [] }
         var seen: [String] = [], failures: [String] = [], warnings: [String] = []
         for (path, required) in paths(context) {
             guard let mode = FileStatus(path: path) else {
