@@ -54,8 +54,14 @@ resolve_public_origins() {
         [ -z "${!variable:-}" ] || check_origin_host "$variable" "$value" "$host"
         label="GATEHOUSE_BASE_PORT"
         [ "$offset" = 0 ] || label+=" + $offset"
-        [ "$given_port" = "$port" ] \
-            || die "$variable=$value: Scripts/run serves $role on port $port ($label), not $given_port; use https://$host:$port or move GATEHOUSE_BASE_PORT"
+        if [ "$given_port" != "$port" ]; then
+            # One more node of an issuer whose state is in PostgreSQL: the
+            # origin is the first node's (or a load balancer's), and this
+            # node only moves where it listens (GATEHOUSE_BASE_PORT).
+            [ -n "${GATEHOUSE_DATABASE_URL:-}" ] \
+                || die "$variable=$value: Scripts/run serves $role on port $port ($label), not $given_port; use https://$host:$port or move GATEHOUSE_BASE_PORT"
+            log "$variable=$value: served by another node of this issuer; this node's $role listens on port $port"
+        fi
         prefix="$(printf '%s' "$role" | tr 'a-z-' 'A-Z_')"
         printf -v "${prefix}_URL" '%s' "$value"
         printf -v "${prefix}_HOST" '%s' "$host"

@@ -16,6 +16,9 @@ public final class JWKSResponder: Responder {
 
     public init(keys: SigningKeys) {
         self.keys = keys
+        // Read the keys at start, so a worker that has not answered yet
+        // still has them to serve if the database goes away (below).
+        _ = try? freshResponse()
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -28,11 +31,21 @@ public final class JWKSResponder: Responder {
     }
 
     func currentResponse() throws -> Response {
+        do { return try freshResponse() } catch let error as HTTPResponseError where error.response.status == 503 && cachedVersion != nil {
+            // The database is out of reach (a PostgreSQL outage, a failover):
+            // the keys published a moment ago are still the keys, and every
+            // verifier needs them to keep working. What changes meanwhile
+            // shows once the database is back.
+            return cachedResponse.logging("database unavailable; served the keys as last read (\(error.logDetail))")
+        }
+    }
+
+    func freshResponse() throws -> Response {
         let version = try keys.storage.changeMarker()
         let now = keys.clock()
         if version == cachedVersion, now - builtAt < 10 { return cachedResponse }
-        builtAt = now
         let records = try keys.publishedKeys()
+        builtAt = now
         let kids = records.map(\.kid)
         if kids != cachedKIDs || cachedVersion == nil {
             let set = JWKSet(keys: try records.map { try JWK(kid: $0.kid, key: RSAKey.publicKey(pem: Array($0.publicPEM.utf8))) })
