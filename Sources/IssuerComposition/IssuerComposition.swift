@@ -43,7 +43,7 @@ public enum IssuerComposition {
             // Without the master key the database can still be looked at;
             // opening a private key then fails, and the doctor says so.
             let masterKey = (try? SecretKeyFile.load(path: config.masterKeyPath)) ?? nil
-            return PostgreSQLIssuerStorage(connection: try PostgreSQLConnection(url: url), masterKey: masterKey ?? [])
+            return try PostgreSQLIssuerStorage(connection: try PostgreSQLConnection(url: url), masterKey: masterKey ?? [])
         }
         guard FileManager.default.fileExists(atPath: config.databasePath) else {
             throw ConfigError("no database at \(config.databasePath) (Scripts/run or ssoctl setup creates it)")

@@ -72,7 +72,8 @@ public protocol RefreshTokenReads {
 public protocol RefreshTokenStore: RefreshTokenReads {
     func insert(tokenHash: [UInt8], _ record: RefreshTokenRecord, createdAt: Int64) throws
     /// Marks `presented` spent if it is live (unused, unrevoked, unexpired
-    /// at `now`) and `clientID`'s, recording `successor` as its only
+    /// at `now`), `clientID`'s, and its SSO session is live too (not ended,
+    /// unexpired, its user not disabled), recording `successor` as its only
     /// successor: one conditional UPDATE … RETURNING. Of concurrent callers
     /// exactly one gets the token's record; the others get nil (and read
     /// `details` to learn why). The caller inserts the successor in the

@@ -70,7 +70,8 @@ final class PostgreSQLTOTPStore: TOTPStore {
     }
 }
 
-/// `clients` and `client_redirect_uris`.
+/// `clients` and `client_redirect_uris`; a change is announced
+/// (IssuerChanges), which the responders' client caches watch.
 final class PostgreSQLClientStore: ClientStore {
     let connection: PostgreSQLConnection
     init(connection: PostgreSQLConnection) { self.connection = connection }
@@ -101,10 +102,11 @@ final class PostgreSQLClientStore: ClientStore {
                                        [.text(client.clientID), .text(kind), .text(uri)])
             }
         }
+        try IssuerChanges.announce(connection)
     }
 }
 
-/// `native_sso_groups`; a change bumps `issuer_changes`.
+/// `native_sso_groups`; a change is announced (IssuerChanges).
 final class PostgreSQLNativeSSOGroupStore: NativeSSOGroupStore {
     let connection: PostgreSQLConnection
     init(connection: PostgreSQLConnection) { self.connection = connection }
@@ -123,12 +125,12 @@ final class PostgreSQLNativeSSOGroupStore: NativeSSOGroupStore {
             INSERT INTO native_sso_groups (name, allow_device_id) VALUES ($1, $2)
             ON CONFLICT (name) DO UPDATE SET allow_device_id = excluded.allow_device_id
             """, [.text(group), PostgreSQLValue(allowed)])
-        try connection.execute("UPDATE issuer_changes SET generation = generation + 1 WHERE id = 1")
+        try IssuerChanges.announce(connection)
     }
 }
 
-/// `signing_keys`, private keys sealed in `private_sealed`; a change bumps
-/// `issuer_changes`, which the responders' key caches watch.
+/// `signing_keys`, private keys sealed in `private_sealed`; a change is
+/// announced (IssuerChanges), which the responders' key caches watch.
 final class PostgreSQLSigningKeyStore: SigningKeyStore {
     let connection: PostgreSQLConnection
     let sealing: SigningKeySealing
@@ -155,11 +157,11 @@ final class PostgreSQLSigningKeyStore: SigningKeyStore {
             INSERT INTO signing_keys (kid, public_pem, private_sealed, created_at, activates_at) VALUES ($1, $2, $3, $4, $5)
             """, [.text(key.kid), .text(key.publicPEM), .bytes(try sealing.seal(privateKeyPEM, kid: key.kid)), .integer(key.createdAt),
                   .integer(key.activatesAt)])
-        try connection.execute("UPDATE issuer_changes SET generation = generation + 1 WHERE id = 1")
+        try IssuerChanges.announce(connection)
     }
 
     func retire(kid: String, at now: Int64) throws {
         try connection.execute("UPDATE signing_keys SET retired_at = $1, private_sealed = NULL WHERE kid = $2", [.integer(now), .text(kid)])
-        try connection.execute("UPDATE issuer_changes SET generation = generation + 1 WHERE id = 1")
+        try IssuerChanges.announce(connection)
     }
 }

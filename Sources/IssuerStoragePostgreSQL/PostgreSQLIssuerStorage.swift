@@ -17,36 +17,68 @@ public final class PostgreSQLIssuerStorage: IssuerStorage {
     public let connection: PostgreSQLConnection
     let stores: PostgreSQLStores
     private var writing = false
+    private var schemaChecked = false
 
-    /// Connects and brings the schema up to date.
+    /// Connects and brings the schema up to date. A database out of reach
+    /// (an outage, a failover) does not stop a responder from starting: it
+    /// answers 503 until the database is back, then checks the schema at
+    /// its first write unit. (A bad URL or a refused login looks the same
+    /// from here; `ssoctl setup`, which Scripts/run runs first, and
+    /// `ssoctl doctor` report it.)
     public init(url: String, masterKey: [UInt8]) throws {
-        connection = try PostgreSQLConnection(url: url)
-        try PostgreSQLIssuerSchema.migrate(connection)
+        connection = try PostgreSQLConnection(url: url, connectNow: false)
         stores = PostgreSQLStores(connection: connection, keySealing: SigningKeySealing(masterKey: masterKey))
+        try connection.listen(IssuerChanges.channel)
+        do { try checkSchema() } catch let error as PostgreSQLError where error.isTemporary {}
+    }
+
+    private func checkSchema() throws {
+        guard !schemaChecked else { return }
+        try PostgreSQLIssuerSchema.migrate(connection)
+        schemaChecked = true
     }
 
     /// On an existing connection, changing nothing (ssoctl doctor, stats).
-    public init(connection: PostgreSQLConnection, masterKey: [UInt8]) {
+    public init(connection: PostgreSQLConnection, masterKey: [UInt8]) throws {
         self.connection = connection
         stores = PostgreSQLStores(connection: connection, keySealing: SigningKeySealing(masterKey: masterKey))
+        try connection.listen(IssuerChanges.channel)
+        schemaChecked = true
     }
 
     public var read: any IssuerReads { stores.reads }
 
     public func write<T>(_ body: (any IssuerWrites) throws -> T) throws -> T {
         if writing { return try body(stores.writes) }
+        try checkSchema()
         writing = true
         defer { writing = false }
         return try connection.transaction { try body(stores.writes) }
     }
 
-    /// A counter the signing key and group setting writes bump: the one
-    /// thing the responders' caches depend on (a primary-key read).
+    /// Grows with every announced change (IssuerChanges) and every
+    /// reconnect, read from what the connection has already received:
+    /// checking it on every request costs no round trip.
     public func changeMarker() throws -> Int64 {
-        try connection.queryOne("SELECT generation FROM issuer_changes WHERE id = 1")?.int(0) ?? 0
+        try connection.changesSeen()
     }
 
     public var maintenance: any StorageMaintenance { PostgreSQLMaintenance(connection: connection) }
+}
+
+/// What the responders cache (signing keys, clients, Native SSO group
+/// settings) changes rarely and from anywhere: a write that changes it
+/// bumps `issuer_changes.generation` and notifies every listening
+/// connection, on every node, when its transaction commits.
+enum IssuerChanges {
+    static let channel = "gatehouse_changes"
+
+    static func announce(_ connection: PostgreSQLConnection) throws {
+        try connection.query("""
+            WITH bumped AS (UPDATE issuer_changes SET generation = generation + 1 WHERE id = 1 RETURNING generation)
+            SELECT bumped.generation FROM bumped, pg_notify('\(channel)', bumped.generation::text)
+            """)
+    }
 }
 
 /// The private signing keys' sealing: AES-256-GCM under a key derived from

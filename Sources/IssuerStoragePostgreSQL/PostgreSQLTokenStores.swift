@@ -75,6 +75,8 @@ final class PostgreSQLRefreshTokenStore: RefreshTokenStore {
         try connection.lookupOne("""
             UPDATE refresh_tokens SET used_at = $1, successor_hash = $2, successor_sealed = $3
             WHERE token_hash = $4 AND client_id = $5 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $1
+              AND EXISTS (SELECT 1 FROM sso_sessions s JOIN users u ON u.id = s.user_id
+                          WHERE s.sid = refresh_tokens.sid AND s.ended_at IS NULL AND s.expires_at > $1 AND u.disabled = 0)
             RETURNING \(Self.recordColumns)
             """, [.integer(now), .bytes(successor.tokenHash), PostgreSQLValue(successor.sealed), .bytes(presented), .text(clientID)])
             .map(Self.record)

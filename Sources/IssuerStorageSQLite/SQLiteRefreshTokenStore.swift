@@ -29,9 +29,11 @@ final class SQLiteRefreshTokenStore: RefreshTokenStore {
         try database.queryOne("""
             UPDATE refresh_tokens SET used_at = ?, successor_hash = ?, successor_sealed = ?
             WHERE token_hash = ? AND client_id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?
+              AND EXISTS (SELECT 1 FROM sso_sessions s JOIN users u ON u.id = s.user_id
+                          WHERE s.sid = refresh_tokens.sid AND s.ended_at IS NULL AND s.expires_at > ? AND u.disabled = 0)
             RETURNING family_id, client_id, user_id, sid, scope, auth_time, expires_at
             """, [.integer(now), .blob(successor.tokenHash), successor.sealed.map { .blob($0) } ?? .null, .blob(presented), .text(clientID),
-                  .integer(now)]).map(Self.record)
+                  .integer(now), .integer(now)]).map(Self.record)
     }
 
     func revokeFamily(_ familyID: String, at now: Int64) throws {

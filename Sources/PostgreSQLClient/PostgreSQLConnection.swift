@@ -23,16 +23,53 @@ public final class PostgreSQLConnection {
     private var backoffMilliseconds: Int64 = 0
     /// Inside `transaction`: a lost connection cannot be retried transparently.
     private var inTransaction = false
+    /// LISTEN channels, subscribed again on every connect.
+    private var channels: [String] = []
+    /// Connects plus notifications received: see `changesSeen()`.
+    private var changeCount: Int64 = 0
 
     /// Connects at once (and throws if it cannot), so a misconfigured URL is
-    /// reported when the process starts, not at its first request.
-    public init(url: String, replyTimeoutMilliseconds: Int32 = 8000) throws {
+    /// reported when the process starts, not at its first request; with
+    /// `connectNow: false`, at the first statement.
+    public init(url: String, replyTimeoutMilliseconds: Int32 = 8000, connectNow: Bool = true) throws {
         self.url = url
         self.replyTimeoutMilliseconds = replyTimeoutMilliseconds
-        try connect()
+        if connectNow { try connect() }
     }
 
     deinit { disconnect() }
+
+    // MARK: Notifications
+
+    /// Subscribes to `channel` (LISTEN), on this connection and every later
+    /// one. `channel` is a fixed lower-case identifier of the caller's.
+    public func listen(_ channel: String) throws {
+        precondition(!channel.isEmpty && channel.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x61...0x7A).contains($0) },
+                     "a channel is a lower-case identifier")
+        guard !channels.contains(channel) else { return }
+        channels.append(channel)
+        if handle != nil { try executeScript("LISTEN \(channel)") }
+    }
+
+    /// A number that grows with every notification on a listened channel
+    /// (NOTIFY, delivered when the notifying transaction commits) and every
+    /// (re)connect: unchanged means nothing was announced since the last
+    /// call. Reads what the socket already holds without a round trip, so
+    /// a cache can check it on every request. A notification committed on
+    /// another node can still be in flight for a moment when this returns.
+    public func changesSeen() throws -> Int64 {
+        var connection = try connected()
+        if PQconsumeInput(connection) == 0 || PQstatus(connection) != CONNECTION_OK {
+            _ = lost("the connection broke")
+            connection = try connected()
+            guard PQconsumeInput(connection) == 1 else { throw lost("the connection broke") }
+        }
+        while let notification = PQnotifies(connection) {
+            PQfreemem(notification)
+            changeCount += 1
+        }
+        return changeCount
+    }
 
     // MARK: Statements
 
@@ -201,10 +238,17 @@ public final class PostgreSQLConnection {
             throw PostgreSQLError.unavailable(message.trimmingASCIIWhitespace(newlines: true))
         }
         handle = connection
+        // Notices (CREATE ... IF NOT EXISTS, skipping) are not errors and
+        // libpq's default would print them on standard error.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         backoffMilliseconds = 0
         nextConnectAttempt = 0
         // A statement the server itself gives up on: before our reply deadline.
-        try executeScript("SET statement_timeout = \(max(1000, replyTimeoutMilliseconds - 2000)); SET lock_timeout = 4000")
+        let listens = channels.map { "; LISTEN \($0)" }.joined()
+        try executeScript("SET statement_timeout = \(max(1000, replyTimeoutMilliseconds - 2000)); SET lock_timeout = 4000" + listens)
+        // Whatever was announced while this process had no connection was
+        // not delivered to it: a new connection counts as a change.
+        changeCount += 1
     }
 
     private func disconnect() {

@@ -36,6 +36,21 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try issuer.users.find(email: "bob@example.com")?.disabled, true)
     }
 
+    /// The per-process client cache answers for exactly the bytes it was
+    /// filled with (U+212A KELVIN SIGN is canonically equivalent to "K", so
+    /// Swift's == would call them equal), and learns of a client another
+    /// process adds.
+    func testTheClientCacheIsKeyedByBytesAndSeesOtherProcesses() throws {
+        try issuer.clients.add(clientID: "Kapp", redirectURIs: ["com.example.app:/cb"], scopes: ["openid"])
+        XCTAssertEqual(try issuer.clients.find(clientID: "Kapp")?.clientID, "Kapp")
+        XCTAssertEqual("\u{212A}app", "Kapp", "the trap: Swift strings compare canonically")
+        XCTAssertNil(try issuer.clients.find(clientID: "\u{212A}app"))
+        XCTAssertNil(try issuer.clients.find(clientID: "later"))
+        try issuer.otherProcess().clients.add(clientID: "later", redirectURIs: ["com.example.app:/cb"], scopes: ["openid"])
+        XCTAssertEqual(try issuer.clients.find(clientID: "later")?.clientID, "later")
+        XCTAssertNil(try issuer.clients.find(clientID: "\u{212A}app"), "not cached by the miss either")
+    }
+
     func testClientRegistrationRules() throws {
         let client = try issuer.clients.add(clientID: "app", redirectURIs: ["com.example.app:/cb", "https://app.example.com/cb", "http://127.0.0.1/cb"],
                                             postLogoutRedirectURIs: ["com.example.app:/bye"], scopes: ["openid", "api:serverA"], nativeSSOGroup: "g")

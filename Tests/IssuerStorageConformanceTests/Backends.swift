@@ -54,7 +54,7 @@ final class PostgreSQLTestBackend: TestBackend {
     }
 
     func another() throws -> any IssuerStorage {
-        PostgreSQLIssuerStorage(connection: try PostgreSQLConnection(url: url), masterKey: Self.masterKey)
+        try PostgreSQLIssuerStorage(connection: try PostgreSQLConnection(url: url), masterKey: Self.masterKey)
     }
 
     func cleanUp() { try? admin.executeScript("DROP DATABASE IF EXISTS \(database) WITH (FORCE)") }

@@ -35,7 +35,8 @@ final class ConcurrencyConformanceTests: ConformanceTestCase {
 
     func testConcurrentClaimsOfOneRefreshTokenLeaveOneSuccessor() throws {
         try eachBackend { backend in
-            try backend.storage.write { try $0.refreshTokens.insert(tokenHash: [1], TokenStoreConformanceTests.refresh(), createdAt: 1) }
+            let userID = try TokenStoreConformanceTests.liveSession(backend.storage)
+            try backend.storage.write { try $0.refreshTokens.insert(tokenHash: [1], TokenStoreConformanceTests.refresh(userID: userID), createdAt: 1) }
             let outcomes = try race(backend) { storage -> Bool in
                 let successor = RefreshTokenSuccessor(tokenHash: Array(UUID().uuidString.utf8), sealed: nil)
                 return try storage.write { tx in

@@ -30,27 +30,64 @@ final class TokenStoreConformanceTests: ConformanceTestCase {
         }
     }
 
-    static func refresh(_ family: String = "fam", client: String = "app", expiresAt: Int64 = 1000) -> RefreshTokenRecord {
-        RefreshTokenRecord(familyID: family, clientID: client, userID: 7, sid: "sid", scope: ["openid", "offline_access"], authTime: 50,
+    static func refresh(_ family: String = "fam", client: String = "app", userID: Int64 = 7, sid: String = "sid",
+                        expiresAt: Int64 = 1000) -> RefreshTokenRecord {
+        RefreshTokenRecord(familyID: family, clientID: client, userID: userID, sid: sid, scope: ["openid", "offline_access"], authTime: 50,
                            expiresAt: expiresAt)
+    }
+
+    /// A user with a live SSO session `sid` (until 10 000): what a refresh
+    /// token needs to be claimed. The user's id.
+    static func liveSession(_ storage: any IssuerStorage, sid: String = "sid") throws -> Int64 {
+        try storage.write { tx in
+            let user = try tx.users.insert(NewUser(subject: UUID().uuidString, email: UUID().uuidString + "@example.com", name: "U",
+                                                   passwordHash: "h", roles: [], createdAt: 1))
+            try tx.sessions.insert(SSOSession(sid: sid, userID: user.id, authTime: 50, expiresAt: 10_000, amr: ["pwd"]),
+                                   secretHash: Array(sid.utf8), createdAt: 1)
+            return user.id
+        }
     }
 
     func testARefreshTokenIsClaimedOnceRecordingItsOneSuccessor() throws {
         try eachBackend { backend in
-            try backend.storage.write { try $0.refreshTokens.insert(tokenHash: [1], Self.refresh(), createdAt: 100) }
+            let userID = try Self.liveSession(backend.storage)
+            try backend.storage.write { try $0.refreshTokens.insert(tokenHash: [1], Self.refresh(userID: userID), createdAt: 100) }
             let next = RefreshTokenSuccessor(tokenHash: [2], sealed: [0, 9, 0])
             func claim(_ client: String = "app", now: Int64 = 200) throws -> RefreshTokenRecord? {
                 try backend.storage.write { try $0.refreshTokens.claim([1], clientID: client, successor: next, now: now) }
             }
             XCTAssertNil(try claim("other"), "\(backend.name): another client's")
             XCTAssertNil(try claim(now: 1000), "\(backend.name): expired")
-            XCTAssertEqual(try claim(), Self.refresh(), backend.name)
+            XCTAssertEqual(try claim(), Self.refresh(userID: userID), backend.name)
             XCTAssertNil(try claim(), "\(backend.name): spent")
             let spent = try XCTUnwrap(backend.storage.read.refreshTokens.details(tokenHash: [1]))
             XCTAssertEqual(spent.usedAt, 200, backend.name)
             XCTAssertEqual(spent.successorHash, [2], backend.name)
             XCTAssertEqual(spent.successorSealed, [0, 9, 0], backend.name)
             XCTAssertFalse(spent.isUsable(now: 200), backend.name)
+        }
+    }
+
+    func testARefreshTokenIsNotClaimedOnceItsSessionEndedOrItsUserIsDisabled() throws {
+        try eachBackend { backend in
+            let ended = try Self.liveSession(backend.storage, sid: "ended")
+            let disabled = try Self.liveSession(backend.storage, sid: "disabled")
+            let expiring = try Self.liveSession(backend.storage, sid: "expiring")
+            try backend.storage.write { tx in
+                try tx.refreshTokens.insert(tokenHash: [1], Self.refresh(userID: ended, sid: "ended", expiresAt: 20_000), createdAt: 1)
+                try tx.refreshTokens.insert(tokenHash: [2], Self.refresh(userID: disabled, sid: "disabled", expiresAt: 20_000), createdAt: 1)
+                try tx.refreshTokens.insert(tokenHash: [3], Self.refresh(userID: expiring, sid: "expiring", expiresAt: 20_000), createdAt: 1)
+                try tx.sessions.end(sid: "ended", at: 100)
+                try tx.users.setDisabled(true, userID: disabled)
+            }
+            for (token, now, why) in [(UInt8(1), Int64(200), "its session ended"), (2, 200, "its user is disabled"),
+                                      (3, 10_000, "its session expired")] {
+                let claimed = try backend.storage.write {
+                    try $0.refreshTokens.claim([token], clientID: "app", successor: .init(tokenHash: [token, 0], sealed: nil), now: now)
+                }
+                XCTAssertNil(claimed, "\(backend.name): \(why)")
+                XCTAssertNil(try backend.storage.read.refreshTokens.details(tokenHash: [token])?.usedAt, "\(backend.name): unchanged")
+            }
         }
     }
 

@@ -114,6 +114,44 @@ final class PostgreSQLConnectionTests: XCTestCase {
         XCTAssertNotEqual(try connection.queryOne("SELECT pg_backend_pid()")?.int(0), pid)
     }
 
+    /// `changesSeen` grows with each NOTIFY on a listened channel once the
+    /// notifier commits (not before, and not for other channels), and with
+    /// a reconnect, which may have missed some.
+    func testChangesSeenCountsCommittedNotificationsAndReconnects() throws {
+        try connection.listen("wire_changes")
+        let notifier = try PostgreSQLConnection(url: try XCTUnwrap(Self.url))
+        let start = try connection.changesSeen()
+        func seen(after change: () throws -> Void) throws -> Int64 {
+            try change()
+            let deadline = Date().addingTimeInterval(2)
+            var now = try connection.changesSeen()
+            while now == start, Date() < deadline {
+                usleep(1000)
+                now = try connection.changesSeen()
+            }
+            return now
+        }
+        try notifier.transaction {
+            try notifier.executeScript("NOTIFY wire_changes")
+            Thread.sleep(forTimeInterval: 0.2)
+            XCTAssertEqual(try connection.changesSeen(), start, "nothing before the commit")
+        }
+        XCTAssertEqual(try seen(after: {}), start + 1)
+        try notifier.executeScript("NOTIFY other_channel")
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(try connection.changesSeen(), start + 1, "another channel")
+        let pid = try XCTUnwrap(connection.queryOne("SELECT pg_backend_pid()")).int(0)
+        _ = try notifier.query("SELECT pg_terminate_backend($1::int4)", [.integer(pid)])
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertThrowsError(try connection.query("SELECT 1"), "the statement in flight learns of it")
+        let afterReconnect = try connection.changesSeen()
+        XCTAssertGreaterThan(afterReconnect, start + 1, "a new connection counts as a change")
+        try notifier.executeScript("NOTIFY wire_changes")
+        let deadline = Date().addingTimeInterval(2)
+        while try connection.changesSeen() == afterReconnect, Date() < deadline { usleep(1000) }
+        XCTAssertEqual(try connection.changesSeen(), afterReconnect + 1, "still listening after the reconnect")
+    }
+
     /// A transaction's BEGIN on a connection the server already closed
     /// reconnects and begins again: nothing had been sent.
     func testATransactionOnADeadConnectionBeginsAgainOnANewOne() throws {

@@ -1,11 +1,21 @@
 import IssuerStorage
 import SSOCore
 
-/// Registered clients: the rules a registration must meet, over the client store.
+/// Registered clients: the rules a registration must meet, over the client
+/// store, and a cache of the clients this process has looked up.
+///
+/// Every request names a client, and clients change rarely: the cache is
+/// dropped whenever the storage's change marker moves (any commit by
+/// another connection on SQLite; an announced change on PostgreSQL) or
+/// this process writes one. Only clients that exist are kept, so a flood
+/// of made-up client ids cannot grow it; it is keyed by the id's bytes,
+/// never by Swift string equality (which would let "\u{212A}" find "K").
 public final class ClientRegistry {
     let storage: any IssuerStorage
     let hasher: PasswordHasher
     let clock: Clock
+    private var cached: [[UInt8]: Client] = [:]
+    private var cachedAt: Int64?
 
     public init(storage: any IssuerStorage, hasher: PasswordHasher = PasswordHasher(), clock: @escaping Clock = systemClock) {
         self.storage = storage
@@ -26,6 +36,7 @@ public final class ClientRegistry {
         let secretHash = try secret.map { try hasher.hash(password: $0) }
         let client = Client(clientID: clientID, secretHash: secretHash, scopes: scopes, nativeSSOGroup: nativeSSOGroup,
                             redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs)
+        cached.removeAll()
         return try storage.write { tx in
             guard try tx.clients.find(clientID: clientID) == nil else { throw ValidationError("client \(clientID) already exists") }
             try tx.clients.insert(client, at: clock())
@@ -34,7 +45,18 @@ public final class ClientRegistry {
         }
     }
 
-    public func find(clientID: String) throws -> Client? { try storage.read.clients.find(clientID: clientID) }
+    public func find(clientID: String) throws -> Client? {
+        let marker = try storage.changeMarker()
+        if marker != cachedAt {
+            cached.removeAll()
+            cachedAt = marker
+        }
+        let key = Array(clientID.utf8)
+        if let client = cached[key] { return client }
+        let client = try storage.read.clients.find(clientID: clientID)
+        if let client, Array(client.clientID.utf8) == key { cached[key] = client }
+        return client
+    }
     public func list() throws -> [Client] { try storage.read.clients.list() }
 
     static func validate(clientID: String, what: String = "client id") throws {

@@ -17,10 +17,11 @@ public enum RefreshRotationOutcome: Equatable {
 
 /// Refresh token rotation (RFC 9700 §4.14.2) in one write unit per
 /// presentation. The winner is decided by one conditional UPDATE
-/// (RefreshTokenStore.claim): of concurrent presentations of one token,
-/// on any node, exactly one spends it; the others find it spent and,
-/// within the grace window, get that same successor. There are never two
-/// live successors.
+/// (RefreshTokenStore.claim), tried first, so the common case is that one
+/// statement and the successor's INSERT. Of concurrent presentations of
+/// one token, on any node, exactly one spends it; the others find it spent
+/// and, within the grace window, get that same successor. There are never
+/// two live successors.
 public final class RefreshTokenRotation {
     let storage: any IssuerStorage
     let sealingKey: [UInt8]
@@ -32,43 +33,46 @@ public final class RefreshTokenRotation {
         self.clock = clock
     }
 
-    /// `check` runs on the presented token's record before anything changes;
-    /// what it throws leaves the database as it was (the write unit rolls back).
+    /// `check` runs on the presented token's record before the write unit
+    /// commits; what it throws leaves the database as it was (the unit rolls
+    /// back, a claim with it).
     public func present(_ token: String, clientID: String, lifetime: Int, gracePeriod: Int,
                         check: (RefreshTokenRecord) throws -> Void = { _ in }) throws -> RefreshRotationOutcome {
         guard !token.isEmpty, token.utf8.count <= 256 else { return .refused("unknown refresh token") }
         let hash = SecretHash.of(token)
         return try storage.write { tx in
-            guard let presented = try tx.refreshTokens.details(tokenHash: hash) else { return .refused("unknown refresh token") }
             let now = clock()
-            // RFC 6749 §6: the server MUST "validate the refresh token" and
-            // check it "was issued to the authenticated client".
-            guard presented.clientID.bytesEqual(clientID) else { return .refused("the refresh token was issued to another client") }
-            guard presented.revokedAt == nil else { return .refused("the refresh token was revoked") }
-            guard presented.expiresAt > now else { return .refused("the refresh token has expired") }
-            guard try tx.sessions.live(sid: presented.sid, now: now) != nil else { return .refused("the sign-in session has ended") }
-            try check(presented.record)
-            guard presented.usedAt == nil else { return try spent(presented, hash: hash, now: now, gracePeriod: gracePeriod, tx) }
-
             // RFC 6749 §6: "If a new refresh token is issued, the refresh token
             // scope MUST be identical to that of the refresh token included by
             // the client in the request." The successor keeps the family.
             let successor = SecureRandom.token()
             let sealed = gracePeriod > 0 ? try AESGCM.seal(Array(successor.utf8), key: sealingKey, authenticating: hash) : nil
             let next = RefreshTokenSuccessor(tokenHash: SecretHash.of(successor), sealed: sealed)
-            guard let claimed = try tx.refreshTokens.claim(hash, clientID: clientID, successor: next, now: now) else {
-                // Another presentation spent it between the read and the claim
-                // (possible on PostgreSQL, where rows lock one by one): decide
-                // as for any spent token, from what that one committed.
-                guard let nowSpent = try tx.refreshTokens.details(tokenHash: hash), nowSpent.usedAt != nil else {
-                    return .refused("the refresh token was revoked")
-                }
-                return try spent(nowSpent, hash: hash, now: now, gracePeriod: gracePeriod, tx)
+            // The common case first, in one statement: a live token of this
+            // client in a live session is spent and this is its successor.
+            // RFC 6749 §6 (the server MUST "validate the refresh token" and
+            // check it "was issued to the authenticated client") is the
+            // claim's WHERE clause; `check` throwing rolls the claim back.
+            if let claimed = try tx.refreshTokens.claim(hash, clientID: clientID, successor: next, now: now) {
+                try check(claimed)
+                let record = RefreshTokenRecord(familyID: claimed.familyID, clientID: claimed.clientID, userID: claimed.userID,
+                                                sid: claimed.sid, scope: claimed.scope, authTime: claimed.authTime,
+                                                expiresAt: now + Int64(lifetime))
+                try tx.refreshTokens.insert(tokenHash: next.tokenHash, record, createdAt: now)
+                return .rotated(successor: successor, record: record)
             }
-            let record = RefreshTokenRecord(familyID: claimed.familyID, clientID: claimed.clientID, userID: claimed.userID, sid: claimed.sid,
-                                            scope: claimed.scope, authTime: claimed.authTime, expiresAt: now + Int64(lifetime))
-            try tx.refreshTokens.insert(tokenHash: SecretHash.of(successor), record, createdAt: now)
-            return .rotated(successor: successor, record: record)
+            // Not claimed: say why, from what is committed (read-only unless
+            // it is reuse, which revokes the family).
+            guard let presented = try tx.refreshTokens.details(tokenHash: hash) else { return .refused("unknown refresh token") }
+            guard presented.clientID.bytesEqual(clientID) else { return .refused("the refresh token was issued to another client") }
+            guard presented.revokedAt == nil else { return .refused("the refresh token was revoked") }
+            guard presented.expiresAt > now else { return .refused("the refresh token has expired") }
+            guard try tx.sessions.live(sid: presented.sid, now: now) != nil else { return .refused("the sign-in session has ended") }
+            try check(presented.record)
+            // Live yet not claimed: only a change committed between the claim
+            // and this read (a revocation and an undo cannot happen); refuse.
+            guard presented.usedAt != nil else { return .refused("the refresh token changed while it was presented") }
+            return try spent(presented, hash: hash, now: now, gracePeriod: gracePeriod, tx)
         }
     }
 
