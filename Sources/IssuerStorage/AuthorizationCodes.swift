@@ -50,6 +50,20 @@ public struct UnredeemedCode: Equatable, Sendable {
     }
 }
 
+/// What a redemption will issue, recorded by the redemption itself so a
+/// proven replay can revoke it (RFC 6749 §4.1.2): the refresh token family
+/// (chosen before the redemption; it stays empty when the scope has no
+/// offline_access) and the access token's `jti`.
+public struct CodeIssue: Equatable, Sendable {
+    public let familyID: String
+    public let jti: String
+
+    public init(familyID: String, jti: String) {
+        self.familyID = familyID
+        self.jti = jti
+    }
+}
+
 public enum CodeRedemption: Equatable, Sendable {
     case redeemed(AuthorizationCodeGrantRecord)
     /// Nothing changed; nil when no code hashes to the one presented.
@@ -58,12 +72,11 @@ public enum CodeRedemption: Equatable, Sendable {
 
 public protocol AuthorizationCodeStore {
     func insert(codeHash: [UInt8], _ record: AuthorizationCodeGrantRecord, createdAt: Int64, expiresAt: Int64) throws
-    /// Marks the code used at `now` if it is unused, unexpired, and was
-    /// issued for exactly this client, redirect URI and PKCE challenge: one
-    /// conditional UPDATE … RETURNING. Of concurrent callers exactly one
-    /// gets `.redeemed`; the others, and every mismatch, get `.refused`
-    /// with the code as it stands (a read that changes nothing).
-    func redeem(codeHash: [UInt8], clientID: String, redirectURI: String, codeChallenge: String, now: Int64) throws -> CodeRedemption
-    /// Records what the redemption issued, for revocation on reuse.
-    func recordIssued(codeHash: [UInt8], familyID: String?, jti: String) throws
+    /// Marks the code used at `now`, recording `issuing`, if it is unused,
+    /// unexpired, and was issued for exactly this client, redirect URI and
+    /// PKCE challenge: one conditional UPDATE … RETURNING. Of concurrent
+    /// callers exactly one gets `.redeemed`; the others, and every mismatch,
+    /// get `.refused` with the code as it stands (a read that changes nothing).
+    func redeem(codeHash: [UInt8], clientID: String, redirectURI: String, codeChallenge: String, now: Int64,
+                issuing: CodeIssue) throws -> CodeRedemption
 }

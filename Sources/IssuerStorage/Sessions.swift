@@ -16,6 +16,18 @@ public struct SSOSession: Equatable, Sendable {
     }
 }
 
+/// A live session and its user, read together: what a grant needs to
+/// issue tokens for a sign-in (the user's claims, the session's amr).
+public struct LiveSignIn: Equatable, Sendable {
+    public let session: SSOSession
+    public let user: User
+
+    public init(session: SSOSession, user: User) {
+        self.session = session
+        self.user = user
+    }
+}
+
 /// One session as `ssoctl sessions list` shows it, live or not.
 public struct SSOSessionListing: Equatable, Sendable {
     public enum State: String, Sendable { case active, ended, expired, userDisabled = "user-disabled" }
@@ -53,6 +65,8 @@ public protocol SSOSessionReads {
     /// The live session whose cookie secret hashes to `secretHash`.
     func live(secretHash: [UInt8], now: Int64) throws -> SSOSession?
     func live(sid: String, now: Int64) throws -> SSOSession?
+    /// The live session `sid` with its user, in one read.
+    func liveSignIn(sid: String, now: Int64) throws -> LiveSignIn?
     /// Every session, newest first, or only `userID`'s.
     func list(userID: Int64?, now: Int64) throws -> [SSOSessionListing]
     /// One session by sid, live or not.

@@ -9,19 +9,19 @@ final class PostgreSQLUserStore: UserStore {
     static let columns = "id, subject, email, name, password_hash, roles, disabled"
 
     func find(email: String) throws -> User? {
-        try connection.lookupOne("SELECT \(Self.columns) FROM users WHERE email_key = $1", [.text(EmailKey.of(email))]).map(Self.user)
+        try connection.lookupOne("SELECT \(Self.columns) FROM users WHERE email_key = $1", [.text(EmailKey.of(email))]).map { Self.user($0) }
     }
 
     func find(id: Int64) throws -> User? {
-        try connection.lookupOne("SELECT \(Self.columns) FROM users WHERE id = $1", [.integer(id)]).map(Self.user)
+        try connection.lookupOne("SELECT \(Self.columns) FROM users WHERE id = $1", [.integer(id)]).map { Self.user($0) }
     }
 
     func find(subject: String) throws -> User? {
-        try connection.lookupOne("SELECT \(Self.columns) FROM users WHERE subject = $1", [.text(subject)]).map(Self.user)
+        try connection.lookupOne("SELECT \(Self.columns) FROM users WHERE subject = $1", [.text(subject)]).map { Self.user($0) }
     }
 
     func list() throws -> [User] {
-        try connection.lookup("SELECT \(Self.columns) FROM users ORDER BY email_key").map(Self.user)
+        try connection.lookup("SELECT \(Self.columns) FROM users ORDER BY email_key").map { Self.user($0) }
     }
 
     func insert(_ user: NewUser) throws -> User {
@@ -41,9 +41,10 @@ final class PostgreSQLUserStore: UserStore {
         try connection.execute("UPDATE users SET disabled = $1 WHERE id = $2", [PostgreSQLValue(disabled), .integer(userID)])
     }
 
-    static func user(_ row: PostgreSQLRow) -> User {
-        User(id: row.int(0), subject: row.string(1), email: row.string(2), name: row.string(3), passwordHash: row.string(4),
-             roles: StoredList.decode(row.string(5)), disabled: row.int(6) != 0)
+    /// `columns`, from column `first` of `row` on.
+    static func user(_ row: PostgreSQLRow, from first: Int = 0) -> User {
+        User(id: row.int(first), subject: row.string(first + 1), email: row.string(first + 2), name: row.string(first + 3),
+             passwordHash: row.string(first + 4), roles: StoredList.decode(row.string(first + 5)), disabled: row.int(first + 6) != 0)
     }
 }
 

@@ -18,12 +18,14 @@ final class PostgreSQLAuthorizationCodeStore: AuthorizationCodeStore {
     /// The row lock of the UPDATE decides: a concurrent redemption waits for
     /// the winner's commit, re-reads the row, finds `used_at` set, and
     /// updates nothing.
-    func redeem(codeHash: [UInt8], clientID: String, redirectURI: String, codeChallenge: String, now: Int64) throws -> CodeRedemption {
+    func redeem(codeHash: [UInt8], clientID: String, redirectURI: String, codeChallenge: String, now: Int64,
+                issuing: CodeIssue) throws -> CodeRedemption {
         if let row = try connection.lookupOne("""
-            UPDATE authorization_codes SET used_at = $1
+            UPDATE authorization_codes SET used_at = $1, issued_family_id = $6, issued_jti = $7
             WHERE code_hash = $2 AND used_at IS NULL AND expires_at > $1 AND client_id = $3 AND redirect_uri = $4 AND code_challenge = $5
             RETURNING client_id, redirect_uri, code_challenge, scope, nonce, sid, user_id, auth_time, amr
-            """, [.integer(now), .bytes(codeHash), .text(clientID), .text(redirectURI), .text(codeChallenge)]) {
+            """, [.integer(now), .bytes(codeHash), .text(clientID), .text(redirectURI), .text(codeChallenge), .text(issuing.familyID),
+                  .text(issuing.jti)]) {
             return .redeemed(AuthorizationCodeGrantRecord(
                 clientID: row.string(0), redirectURI: row.string(1), codeChallenge: row.string(2), scope: StoredList.decode(row.string(3)),
                 nonce: row.optionalString(4), sid: row.string(5), userID: row.int(6), authTime: row.int(7),
@@ -37,11 +39,6 @@ final class PostgreSQLAuthorizationCodeStore: AuthorizationCodeStore {
             UnredeemedCode(clientID: $0.string(0), redirectURI: $0.string(1), codeChallenge: $0.string(2), expiresAt: $0.int(3),
                            usedAt: $0.optionalInt(4), issuedFamilyID: $0.optionalString(5), issuedJTI: $0.optionalString(6))
         })
-    }
-
-    func recordIssued(codeHash: [UInt8], familyID: String?, jti: String) throws {
-        try connection.execute("UPDATE authorization_codes SET issued_family_id = $1, issued_jti = $2 WHERE code_hash = $3",
-                               [PostgreSQLValue(familyID), .text(jti), .bytes(codeHash)])
     }
 }
 

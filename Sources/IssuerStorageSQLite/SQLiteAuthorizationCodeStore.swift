@@ -15,12 +15,14 @@ final class SQLiteAuthorizationCodeStore: AuthorizationCodeStore {
                   .integer(record.authTime), .integer(createdAt), .integer(expiresAt), .text(StoredList.encode(record.amr))])
     }
 
-    func redeem(codeHash: [UInt8], clientID: String, redirectURI: String, codeChallenge: String, now: Int64) throws -> CodeRedemption {
+    func redeem(codeHash: [UInt8], clientID: String, redirectURI: String, codeChallenge: String, now: Int64,
+                issuing: CodeIssue) throws -> CodeRedemption {
         if let row = try database.queryOne("""
-            UPDATE authorization_codes SET used_at = ?
+            UPDATE authorization_codes SET used_at = ?, issued_family_id = ?, issued_jti = ?
             WHERE code_hash = ? AND used_at IS NULL AND expires_at > ? AND client_id = ? AND redirect_uri = ? AND code_challenge = ?
             RETURNING client_id, redirect_uri, code_challenge, scope, nonce, sid, user_id, auth_time, amr
-            """, [.integer(now), .blob(codeHash), .integer(now), .text(clientID), .text(redirectURI), .text(codeChallenge)]) {
+            """, [.integer(now), .text(issuing.familyID), .text(issuing.jti), .blob(codeHash), .integer(now), .text(clientID),
+                  .text(redirectURI), .text(codeChallenge)]) {
             return .redeemed(AuthorizationCodeGrantRecord(
                 clientID: row.string(0), redirectURI: row.string(1), codeChallenge: row.string(2), scope: StoredList.decode(row.string(3)),
                 nonce: row.optionalString(4), sid: row.string(5), userID: row.int(6), authTime: row.int(7), amr: StoredList.decodeAMR(row.string(8))))
@@ -33,10 +35,5 @@ final class SQLiteAuthorizationCodeStore: AuthorizationCodeStore {
             UnredeemedCode(clientID: $0.string(0), redirectURI: $0.string(1), codeChallenge: $0.string(2), expiresAt: $0.int(3),
                            usedAt: $0.optionalInt(4), issuedFamilyID: $0.optionalString(5), issuedJTI: $0.optionalString(6))
         })
-    }
-
-    func recordIssued(codeHash: [UInt8], familyID: String?, jti: String) throws {
-        try database.execute("UPDATE authorization_codes SET issued_family_id = ?, issued_jti = ? WHERE code_hash = ?",
-                             [SQLiteValue(familyID), .text(jti), .blob(codeHash)])
     }
 }

@@ -22,6 +22,14 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
             """, [.text(sid), .integer(now)]).map(Self.session)
     }
 
+    func liveSignIn(sid: String, now: Int64) throws -> LiveSignIn? {
+        try database.queryOne("""
+            SELECT \(Self.liveColumns), \(Self.userColumns) FROM sso_sessions s JOIN users u ON u.id = s.user_id
+            WHERE s.sid = ? AND s.ended_at IS NULL AND s.expires_at > ? AND u.disabled = 0
+            """, [.text(sid), .integer(now)]).map { LiveSignIn(session: Self.session($0), user: SQLiteUserStore.user($0, from: 5)) }
+    }
+
+    static let userColumns = "u.id, u.subject, u.email, u.name, u.password_hash, u.roles, u.disabled"
     static let listingColumns = "s.sid, s.user_id, u.email, s.auth_time, s.created_at, s.expires_at, s.ended_at, s.amr, u.disabled"
 
     func list(userID: Int64?, now: Int64) throws -> [SSOSessionListing] {

@@ -10,19 +10,19 @@ final class SQLiteUserStore: UserStore {
     static let columns = "id, subject, email, name, password_hash, roles, disabled"
 
     func find(email: String) throws -> User? {
-        try database.queryOne("SELECT \(Self.columns) FROM users WHERE email = ?", [.text(email)]).map(Self.user)
+        try database.queryOne("SELECT \(Self.columns) FROM users WHERE email = ?", [.text(email)]).map { Self.user($0) }
     }
 
     func find(id: Int64) throws -> User? {
-        try database.queryOne("SELECT \(Self.columns) FROM users WHERE id = ?", [.integer(id)]).map(Self.user)
+        try database.queryOne("SELECT \(Self.columns) FROM users WHERE id = ?", [.integer(id)]).map { Self.user($0) }
     }
 
     func find(subject: String) throws -> User? {
-        try database.queryOne("SELECT \(Self.columns) FROM users WHERE subject = ?", [.text(subject)]).map(Self.user)
+        try database.queryOne("SELECT \(Self.columns) FROM users WHERE subject = ?", [.text(subject)]).map { Self.user($0) }
     }
 
     func list() throws -> [User] {
-        try database.query("SELECT \(Self.columns) FROM users ORDER BY email").map(Self.user)
+        try database.query("SELECT \(Self.columns) FROM users ORDER BY email").map { Self.user($0) }
     }
 
     func insert(_ user: NewUser) throws -> User {
@@ -41,9 +41,10 @@ final class SQLiteUserStore: UserStore {
         try database.execute("UPDATE users SET disabled = ? WHERE id = ?", [SQLiteValue(disabled), .integer(userID)])
     }
 
-    static func user(_ row: SQLiteRow) -> User {
-        User(id: row.int(0), subject: row.string(1), email: row.string(2), name: row.string(3), passwordHash: row.string(4),
-             roles: StoredList.decode(row.string(5)), disabled: row.int(6) != 0)
+    /// `columns`, from column `first` of `row` on.
+    static func user(_ row: SQLiteRow, from first: Int = 0) -> User {
+        User(id: row.int(first), subject: row.string(first + 1), email: row.string(first + 2), name: row.string(first + 3),
+             passwordHash: row.string(first + 4), roles: StoredList.decode(row.string(first + 5)), disabled: row.int(first + 6) != 0)
     }
 }
 

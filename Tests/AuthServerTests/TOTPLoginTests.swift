@@ -22,7 +22,7 @@ final class TOTPLoginTests: SignInTestCase {
         XCTAssertEqual(session.acr, "urn:gatehouse:pwd")
         let record = try issuer.storage.write {
             try harness.services.codes.redeem(code: signIn.code, clientID: "mobile-app-001", redirectURI: H.customSchemeRedirect,
-                                              challengeFromVerifier: H.challenge, $0)
+                                              challengeFromVerifier: H.challenge, issuing: CodeIssue(familyID: "f", jti: "j"), $0)
         }
         XCTAssertEqual(record.amr, ["pwd"])
         XCTAssertEqual(record.acr, "urn:gatehouse:pwd")
@@ -65,7 +65,7 @@ final class TOTPLoginTests: SignInTestCase {
         XCTAssertEqual(try harness.sessionAMR(sid: session.sid), "pwd otp")
         let record = try issuer.storage.write {
             try harness.services.codes.redeem(code: code, clientID: "mobile-app-001", redirectURI: H.customSchemeRedirect,
-                                              challengeFromVerifier: H.challenge, $0)
+                                              challengeFromVerifier: H.challenge, issuing: CodeIssue(familyID: "f", jti: "j"), $0)
         }
         XCTAssertEqual(record.amr, ["pwd", "otp"])
         XCTAssertEqual(record.acr, "urn:gatehouse:mfa")

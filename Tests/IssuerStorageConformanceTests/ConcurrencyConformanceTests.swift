@@ -25,7 +25,7 @@ final class ConcurrencyConformanceTests: ConformanceTestCase {
             try backend.storage.write { try $0.authorizationCodes.insert(codeHash: [1], TokenStoreConformanceTests.code, createdAt: 1, expiresAt: 100) }
             let outcomes = try race(backend) { storage in
                 try storage.write { try $0.authorizationCodes.redeem(codeHash: [1], clientID: "app", redirectURI: "myapp:/cb", codeChallenge: "ch",
-                                                                      now: 10) }
+                                                                      now: 10, issuing: TokenStoreConformanceTests.issuing) }
             }
             let redeemed = outcomes.filter { if case .success(.redeemed) = $0 { true } else { false } }
             XCTAssertEqual(redeemed.count, 1, "\(backend.name): \(outcomes)")

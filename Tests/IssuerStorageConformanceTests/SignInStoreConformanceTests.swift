@@ -22,16 +22,21 @@ final class SignInStoreConformanceTests: ConformanceTestCase {
             XCTAssertEqual(try read.live(secretHash: [9, 0, 9], now: 500), session, backend.name)
             XCTAssertNil(try read.live(secretHash: [9, 0], now: 500), "\(backend.name): hashes compare as bytes")
             XCTAssertEqual(try read.live(sid: "sid-1", now: 500)?.amr, ["pwd", "otp"], backend.name)
+            XCTAssertEqual(try read.liveSignIn(sid: "sid-1", now: 500), LiveSignIn(session: session, user: user), backend.name)
             XCTAssertNil(try read.live(sid: "sid-1", now: 1000), "\(backend.name): expired")
+            XCTAssertNil(try read.liveSignIn(sid: "sid-1", now: 1000), "\(backend.name): expired")
+            XCTAssertNil(try read.liveSignIn(sid: "sid-1\u{0}", now: 500), "\(backend.name): sids compare as bytes")
             XCTAssertEqual(try read.list(userID: user.id, now: 500).map(\.sid), ["sid-2", "sid-1"], "\(backend.name): newest first")
             XCTAssertEqual(try read.list(userID: nil, now: 500).count, 2, backend.name)
             try backend.storage.write { try $0.sessions.end(sid: "sid-1", at: 600) }
             XCTAssertNil(try read.live(sid: "sid-1", now: 601), backend.name)
+            XCTAssertNil(try read.liveSignIn(sid: "sid-1", now: 601), "\(backend.name): ended")
             XCTAssertEqual(try read.listing(sid: "sid-1", now: 601)?.state, .ended, backend.name)
             XCTAssertEqual(try read.listing(sid: "sid-1", now: 601)?.endedAt, 600, backend.name)
             XCTAssertEqual(try read.listing(sid: "sid-2", now: 2000)?.state, .expired, backend.name)
             try backend.storage.write { try $0.users.setDisabled(true, userID: user.id) }
             XCTAssertNil(try read.live(sid: "sid-2", now: 601), "\(backend.name): a disabled user has no live session")
+            XCTAssertNil(try read.liveSignIn(sid: "sid-2", now: 601), "\(backend.name): nor a sign-in")
             XCTAssertEqual(try read.listing(sid: "sid-2", now: 601)?.state, .userDisabled, backend.name)
             let ended = try backend.storage.write { try $0.sessions.endAll(userID: user.id, at: 700) }
             XCTAssertEqual(ended, ["sid-2"], "\(backend.name): only the one still open")

@@ -11,7 +11,7 @@ final class TokenStoreConformanceTests: ConformanceTestCase {
             try backend.storage.write { try $0.authorizationCodes.insert(codeHash: [1], Self.code, createdAt: 100, expiresAt: 160) }
             func redeem(_ client: String = "app", _ uri: String = "myapp:/cb", _ challenge: String = "ch", now: Int64 = 120) throws -> CodeRedemption {
                 try backend.storage.write { try $0.authorizationCodes.redeem(codeHash: [1], clientID: client, redirectURI: uri,
-                                                                             codeChallenge: challenge, now: now) }
+                                                                             codeChallenge: challenge, now: now, issuing: Self.issuing) }
             }
             for (client, uri, challenge) in [("other", "myapp:/cb", "ch"), ("app", "myapp:/cb2", "ch"), ("app", "myapp:/cb", "c")] {
                 guard case .refused(let existing?) = try redeem(client, uri, challenge) else { return XCTFail("\(backend.name): refused") }
@@ -19,16 +19,20 @@ final class TokenStoreConformanceTests: ConformanceTestCase {
             }
             guard case .refused(let late?) = try redeem(now: 160) else { return XCTFail("\(backend.name): expired") }
             XCTAssertEqual(late.expiresAt, 160, backend.name)
+            guard case .refused(let unspent?) = try redeem("other") else { return XCTFail("\(backend.name): refused") }
+            XCTAssertNil(unspent.issuedFamilyID, "\(backend.name): a refusal records nothing")
             XCTAssertEqual(try redeem(), .redeemed(Self.code), backend.name)
-            try backend.storage.write { try $0.authorizationCodes.recordIssued(codeHash: [1], familyID: "fam", jti: "jti") }
             guard case .refused(let spent?) = try redeem() else { return XCTFail("\(backend.name): spent") }
             XCTAssertEqual(spent.usedAt, 120, backend.name)
             XCTAssertEqual(spent.issuedFamilyID, "fam", backend.name)
             XCTAssertEqual(spent.issuedJTI, "jti", backend.name)
             XCTAssertEqual(try backend.storage.write { try $0.authorizationCodes.redeem(codeHash: [2], clientID: "app", redirectURI: "x",
-                                                                                        codeChallenge: "ch", now: 120) }, .refused(nil))
+                                                                                        codeChallenge: "ch", now: 120, issuing: Self.issuing) },
+                           .refused(nil))
         }
     }
+
+    static let issuing = CodeIssue(familyID: "fam", jti: "jti")
 
     static func refresh(_ family: String = "fam", client: String = "app", userID: Int64 = 7, sid: String = "sid",
                         expiresAt: Int64 = 1000) -> RefreshTokenRecord {

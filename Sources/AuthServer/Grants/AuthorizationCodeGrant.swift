@@ -25,6 +25,9 @@ public final class AuthorizationCodeGrant {
         let deviceID = try DeviceIDParameter.parse(form)
 
         let jti = SecureRandom.token(byteCount: 16)
+        // Chosen before the redemption, which records both (a proven replay
+        // revokes them); the family stays empty without offline_access.
+        let issuing = CodeIssue(familyID: SecureRandom.token(byteCount: 16), jti: jti)
         let lifetimes = services.settings.lifetimes
         let issued: (record: AuthorizationCodeGrantRecord, user: User, refreshToken: String?, deviceSecret: String?)
         do {
@@ -32,22 +35,20 @@ public final class AuthorizationCodeGrant {
                 // RFC 7636 §4.6: BASE64URL-ENCODE(SHA256(ASCII(code_verifier))) == code_challenge,
                 // checked inside the atomic redemption together with client and redirect URI.
                 let record = try services.codes.redeem(code: code, clientID: client.clientID, redirectURI: redirectURI,
-                                                       challengeFromVerifier: PKCE.s256Challenge(verifier: verifier), tx)
-                guard let user = try tx.users.find(id: record.userID), !user.disabled else {
-                    throw OAuthError.invalidGrant("the user can no longer sign in", detail: "user \(record.userID) is disabled or gone")
+                                                       challengeFromVerifier: PKCE.s256Challenge(verifier: verifier), issuing: issuing, tx)
+                // The session and its user in one read: a disabled user's
+                // sessions are not live (SSOSessionReads).
+                guard let signIn = try tx.sessions.liveSignIn(sid: record.sid, now: services.clock()), signIn.user.id == record.userID else {
+                    throw OAuthError.invalidGrant("the sign-in session has ended",
+                                                  detail: "session ended or expired, or user \(record.userID) disabled or gone")
                 }
-                guard let session = try tx.sessions.live(sid: record.sid, now: services.clock()) else {
-                    throw OAuthError.invalidGrant("the sign-in session has ended")
-                }
+                let (user, session) = (signIn.user, signIn.session)
                 var refreshToken: String?
-                var familyID: String?
                 // OIDC Core §11: refresh tokens only with offline_access.
                 if record.scope.contains("offline_access") {
-                    let refresh = try services.refreshTokens.issue(familyID: nil, clientID: client.clientID, userID: user.id, sid: record.sid,
-                                                                   scope: record.scope, authTime: record.authTime,
-                                                                   lifetime: lifetimes.refreshToken, tx)
-                    refreshToken = refresh.token
-                    familyID = refresh.record.familyID
+                    refreshToken = try services.refreshTokens.issue(familyID: issuing.familyID, clientID: client.clientID, userID: user.id,
+                                                                    sid: record.sid, scope: record.scope, authTime: record.authTime,
+                                                                    lifetime: lifetimes.refreshToken, tx).token
                 }
                 // Native SSO §3.1: with the device_sso scope "the Authorization
                 // Server ... return[s] a device_secret" (paraphrased), bound to
@@ -57,7 +58,6 @@ public final class AuthorizationCodeGrant {
                     ? try services.deviceSecrets.issue(sid: record.sid, userID: user.id, clientID: client.clientID, deviceID: deviceID,
                                                        scope: record.scope, codeHash: SecretHash.of(code), expiresAt: session.expiresAt, tx).secret
                     : nil
-                try services.codes.recordIssued(code: code, familyID: familyID, jti: jti, tx)
                 return (record, user, refreshToken, deviceSecret)
             }
         } catch let failure as CodeRedemptionFailure {

@@ -38,10 +38,10 @@ public final class RefreshTokenGrant {
                                           detail: "refresh token reuse detected; family \(familyID) revoked")
         }
         let scope = requested.map { requested in record.scope.filter(requested.containsBytes) } ?? record.scope
-        guard let user = try services.users.find(id: record.userID), !user.disabled,
-              let session = try services.sessions.find(sid: record.sid) else {
+        guard let signIn = try services.sessions.liveSignIn(sid: record.sid), signIn.user.id == record.userID else {
             throw OAuthError.invalidGrant("the user can no longer sign in")
         }
+        let (user, session) = (signIn.user, signIn.session)
         // OIDC Core §12.2: the new ID token keeps sub, aud and the original
         // auth_time; it carries no nonce (none was sent with this request).
         var grant = TokenGrant(user: user, clientID: client.clientID, scope: scope, sid: record.sid, authTime: record.authTime,

@@ -20,7 +20,7 @@ public final class TokenExchangeGrant {
     public init(services: IssuerServices) {
         self.services = services
         checks = NativeSSOChecks(verifier: NativeSSOSubjectTokenVerifier(issuer: services.settings.issuer, keys: services.publishedKeys),
-                                 clients: services.clients, users: services.users, sessions: services.sessions,
+                                 clients: services.clients, sessions: services.sessions,
                                  deviceSecrets: services.deviceSecrets, groups: services.nativeSSOGroups, clock: services.clock)
     }
 

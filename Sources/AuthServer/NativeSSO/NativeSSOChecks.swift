@@ -17,7 +17,6 @@ import SSOCore
 public struct NativeSSOChecks {
     let verifier: NativeSSOSubjectTokenVerifier
     let clients: ClientRegistry
-    let users: UserAccounts
     let sessions: SSOSessions
     let deviceSecrets: DeviceSecrets
     let groups: NativeSSOGroups
@@ -141,14 +140,13 @@ public struct NativeSSOChecks {
     // Native SSO §4.3 (paraphrased): "Verify that the session id in the
     // id_token (sid) is still valid. If the session is no longer valid, the
     // AS MUST return an error of invalid_grant." Valid here: not ended, not
-    // expired, its user not disabled (SSOSessions.find), and the same
-    // user the id_token names.
+    // expired, its user not disabled (SSOSessions.liveSignIn), and the
+    // same user the id_token names (byte for byte).
     func checkSession(_ subjectToken: NativeSSOSubjectToken) throws -> (User, SSOSession) {
-        guard let session = try sessions.find(sid: subjectToken.sid), let user = try users.find(id: session.userID), !user.disabled,
-              user.subject == subjectToken.subject else {
+        guard let signIn = try sessions.liveSignIn(sid: subjectToken.sid), signIn.user.subject.bytesEqual(subjectToken.subject) else {
             throw Self.refused("the sign-in session has ended")
         }
-        return (user, session)
+        return (signIn.user, signIn.session)
     }
 
     // Native SSO §4.3 (paraphrased): the AS verifies that the requesting

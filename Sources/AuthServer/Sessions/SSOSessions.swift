@@ -38,6 +38,11 @@ public final class SSOSessions {
         return try storage.read.sessions.live(secretHash: SecretHash.of(secret), now: clock())
     }
 
+    /// The live session `sid` and its user (enabled), in one read.
+    public func liveSignIn(sid: String) throws -> LiveSignIn? {
+        try storage.read.sessions.liveSignIn(sid: sid, now: clock())
+    }
+
     public func find(sid: String) throws -> SSOSession? {
         try storage.read.sessions.live(sid: sid, now: clock())
     }

@@ -48,10 +48,11 @@ public final class AuthorizationCodes {
     /// the redirect URI and the PKCE challenge, so a wrong verifier or a
     /// wrong client changes nothing and the code stays usable by its owner,
     /// while two concurrent redemptions can never both succeed.
-    public func redeem(code: String, clientID: String, redirectURI: String, challengeFromVerifier: String,
+    /// `issuing` is recorded with the redemption, for revocation on reuse.
+    public func redeem(code: String, clientID: String, redirectURI: String, challengeFromVerifier: String, issuing: CodeIssue,
                        _ tx: any IssuerWrites) throws -> AuthorizationCodeGrantRecord {
         switch try tx.authorizationCodes.redeem(codeHash: SecretHash.of(code), clientID: clientID, redirectURI: redirectURI,
-                                                codeChallenge: challengeFromVerifier, now: clock()) {
+                                                codeChallenge: challengeFromVerifier, now: clock(), issuing: issuing) {
         case .redeemed(let record): return record
         case .refused(nil): throw CodeRedemptionFailure.unknown
         case .refused(let existing?): throw Self.explain(existing, clientID: clientID, redirectURI: redirectURI,
@@ -76,10 +77,5 @@ public final class AuthorizationCodes {
         if !code.clientID.bytesEqual(clientID) { return .otherClient }
         if !code.redirectURI.bytesEqual(redirectURI) { return .wrongRedirectURI }
         return .wrongVerifier
-    }
-
-    /// Records what the redemption issued, for revocation on reuse.
-    public func recordIssued(code: String, familyID: String?, jti: String, _ tx: any IssuerWrites) throws {
-        try tx.authorizationCodes.recordIssued(codeHash: SecretHash.of(code), familyID: familyID, jti: jti)
     }
 }
