@@ -13,6 +13,7 @@ from urllib.parse import quote, urlsplit
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "e2e"))
 sys.path.insert(0, os.path.dirname(__file__))
 from bench_cpu import cpu_split, summarize  # noqa: E402
+from bench_postgresql import WORKERS, compare  # noqa: E402
 from bench_references import openssl_sign_rate, scrypt_rate  # noqa: E402
 from bench_report import chart, print_table, resources_table  # noqa: E402
 from bench_scale import fill_database, sweep  # noqa: E402
@@ -118,16 +119,21 @@ def native_sso_exchange(stack, http, seconds, connections, threads):
         os.unlink(script.name)
 
 
+def writing_paths(stack, http, app, seconds, connections, threads):
+    """(name, result) for the paths that write: a code issued, the code
+    exchange, the refresh grant, the Native SSO exchange."""
+    collected, exchange = code_exchange(stack, app, http.cookies.get("sso_session"), seconds, connections, threads)
+    return [("GET /authorize with SSO cookie (code issue)", collected),
+            ("POST /token authorization_code", exchange),
+            ("POST /token refresh_token (rotation)", refresh_grant(stack, http, seconds, connections, threads)),
+            ("POST /token token-exchange (Native SSO)", native_sso_exchange(stack, http, seconds, connections, threads))]
+
+
 def token_paths(stack, http, app, seconds, connections, threads, bound, login_bound):
     """The rows that sign or hash: code exchange, refresh, Native SSO, full login."""
-    rows = []
-    collected, exchange = code_exchange(stack, app, http.cookies.get("sso_session"), seconds, connections, threads)
-    rows.append(("GET /authorize with SSO cookie (code issue)", collected, None, None))
-    rows.append(("POST /token authorization_code", exchange, exchange["rps"] / bound, "≥ 0.60 of signing bound"))
-    refresh = refresh_grant(stack, http, seconds, connections, threads)
-    rows.append(("POST /token refresh_token (rotation)", refresh, refresh["rps"] / bound, "≥ 0.60 of signing bound"))
-    native = native_sso_exchange(stack, http, seconds, connections, threads)
-    rows.append(("POST /token token-exchange (Native SSO)", native, native["rps"] / bound, "≥ 0.60 of signing bound"))
+    rows = [(name, result, None if name.startswith("GET") else result["rps"] / bound,
+             None if name.startswith("GET") else "≥ 0.60 of signing bound")
+            for name, result in writing_paths(stack, http, app, seconds, connections, threads)]
     login = full_login(stack, seconds, connections)
     rows.append(("full login: authorize → login → token (sign-ins/s)", login, login["rps"] / login_bound,
                  "≥ 0.90 of scrypt rate"))
@@ -152,9 +158,10 @@ def request_paths(stack, seconds, connections, threads, bearer):
     return rows
 
 
-def start_stack():
+def start_stack(extra_env=None):
     return Stack(extra_env={"GATEHOUSE_BENCH": "1", "GATEHOUSE_CODE_TTL": "600", "GATEHOUSE_LOGIN_RATE": "100000r/s",
-                            "GATEHOUSE_TOKEN_RATE": "100000r/s", "GATEHOUSE_AUTHORIZE_RATE": "100000r/s"}).start()
+                            "GATEHOUSE_TOKEN_RATE": "100000r/s", "GATEHOUSE_AUTHORIZE_RATE": "100000r/s",
+                            **(extra_env or {})}).start()
 
 
 def main():
@@ -168,8 +175,17 @@ def main():
     parser.add_argument("--profile", nargs="+", choices=sorted(REQUESTS), metavar="RESPONDER",
                         help="instead: instructions per request under callgrind, and where they go "
                              f"({', '.join(sorted(REQUESTS))})")
+    parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite",
+                        help="postgresql: instead, the writing grants on SQLite and then on a private PostgreSQL "
+                             "cluster, compared (with --scale, refresh again after a 1M-token fill)")
     options = parser.parse_args()
     threads, seconds, connections = 2, options.duration, options.connections
+    if options.database == "postgresql":
+        rows = compare(start_stack, writing_paths, lambda stack, empty: scaled_refresh(stack, empty, seconds, connections, threads),
+                       seconds, connections, threads, options.scale)
+        print(f"SQLite against PostgreSQL, GATEHOUSE_WORKERS={WORKERS} processes per responder on both")
+        report(rows, [], options, threads, connections, seconds)
+        return
     stack = start_stack()
     try:
         http = stack.session()
@@ -191,7 +207,10 @@ def main():
             rows += scaled_rows(stack, http, rows, seconds, connections, threads)
     finally:
         stack.remove()  # a --scale home holds half a gigabyte
+    report(rows, resources, options, threads, connections, seconds)
 
+
+def report(rows, resources, options, threads, connections, seconds):
     if options.chart:
         chart(rows, options.chart)
     if options.json:
@@ -201,21 +220,42 @@ def main():
     print_table(rows, resources, threads, connections, seconds)
 
 
+def filled(stack):
+    """The scale fill, as a row of its own."""
+    result = fill_database(stack)
+    return (f"database filled: {result['summary']}", {"rps": result["seconds"], "unit": "s to fill"}, None, None)
+
+
+def swept(stack):
+    """One `ssoctl sweep` on the filled database, as a row of its own."""
+    result = sweep(stack)
+    return (f"ssoctl sweep: {result['summary']}", {"rps": result["seconds"], "unit": "s to sweep"}, None, None)
+
+
+def scaled_refresh(stack, empty, seconds, connections, threads):
+    """--database postgresql --scale: the refresh grant again after the
+    fill, as a ratio of the empty database's figure (`empty`: name → result)."""
+    http = stack.session()
+    App(stack, http).sign_in()  # the SSO cookie refresh_grant's apps sign in with
+    rows = [filled(stack)]
+    refresh = refresh_grant(stack, http, seconds, connections, threads)
+    name = "POST /token refresh_token (rotation)"
+    rows.append((f"PostgreSQL: {name} at scale", refresh, refresh["rps"] / empty[name]["rps"], "≥ 0.80 of empty database"))
+    return rows + [swept(stack)]
+
+
 def scaled_rows(stack, http, rows, seconds, connections, threads):
     """The refresh grant and the full login again on a full database, as a
     ratio of the empty-database figure; then one sweep, timed."""
     empty = {name: result for name, result, _, _ in rows}
-    filled = fill_database(stack)
-    scaled = [(f"database filled: {filled['summary']}", {"rps": filled["seconds"], "unit": "s to fill"}, None, None)]
+    scaled = [filled(stack)]
     refresh = refresh_grant(stack, http, seconds, connections, threads)
     name = "POST /token refresh_token (rotation)"
     scaled.append((name + " at scale", refresh, refresh["rps"] / empty[name]["rps"], "≥ 0.80 of empty database"))
     login = full_login(stack, seconds, connections)
     name = "full login: authorize → login → token (sign-ins/s)"
     scaled.append(("full login at scale (sign-ins/s)", login, login["rps"] / empty[name]["rps"], "≥ 0.80 of empty database"))
-    swept = sweep(stack)
-    scaled.append((f"ssoctl sweep: {swept['summary']}", {"rps": swept["seconds"], "unit": "s to sweep"}, None, None))
-    return scaled
+    return scaled + [swept(stack)]
 
 
 if __name__ == "__main__":

@@ -62,6 +62,8 @@ def print_table(rows, resources, threads, connections, seconds):
     for name, result, _, _ in rows:
         if result.get("cpu"):
             print(f"\nCPU during {name}: {result['cpu']}")
+    if not resources:
+        return
     print(f"\n| {'responder':<12} | {'RSS MB':>7} | {'PSS MB':>7} | {'start-up ms':>11} |")
     print(f"|{'-' * 14}|{'-' * 9}|{'-' * 9}|{'-' * 13}|")
     for row in resources:

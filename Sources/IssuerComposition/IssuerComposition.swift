@@ -31,7 +31,10 @@ public enum IssuerComposition {
         }
         let masterKey = try MasterKey.load(config, create: creatingMasterKey)
         let storage = try PostgreSQLIssuerStorage(url: url, masterKey: masterKey)
-        if creatingMasterKey { try MasterKey.checkItOpensTheKeys(storage, config) }
+        // Every process, not only setup: a node given the wrong file must not
+        // start and then fail every sign-in. A database out of reach leaves
+        // the check to the next start (the process answers 503 meanwhile).
+        do { try MasterKey.checkItOpensTheKeys(storage, config) } catch let error as PostgreSQLError where error.isTemporary {}
         return (storage, DerivedSealingKeys(masterKey: masterKey))
     }
 

@@ -10,10 +10,12 @@ A node is one more `Scripts/run` with the same GATEHOUSE_DATABASE_URL, the
 same GATEHOUSE_ISSUER (and API origins), and copies of the first node's
 keys/master.key and tls/ (the contract's recipe); GATEHOUSE_BASE_PORT only
 moves where it listens."""
+import base64
 import hashlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -163,6 +165,24 @@ def test_ssoctl_on_one_node_acts_on_all(nodes):
     assert added.returncode == 0, added.stderr
     listed = first.ssoctl("user", "list")
     assert "node-two@example.com" in listed.stdout, listed.stdout
+
+
+def test_a_responder_with_another_master_key_refuses_to_start(nodes, tmp_path):
+    """As systemd starts one (no `ssoctl setup` first): a listening socket on
+    fd 0, the first node's configuration, a master key of its own."""
+    first, _ = nodes
+    home = tmp_path / "home"
+    (home / "keys").mkdir(parents=True, mode=0o700)
+    key = home / "keys" / "master.key"
+    key.write_text(base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode() + "\n")
+    key.chmod(0o600)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(tmp_path / "token.sock"))
+        listener.listen()
+        result = subprocess.run([os.path.join(os.environ["BIN_DIR"], "token")], stdin=listener.fileno(), capture_output=True,
+                                text=True, env=dict(first.env, GATEHOUSE_HOME=str(home)), timeout=30)
+    assert result.returncode != 0
+    assert "every node needs a copy of the first node's master key" in result.stdout + result.stderr
 
 
 class RefreshChains:

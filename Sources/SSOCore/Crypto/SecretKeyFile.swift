@@ -2,8 +2,9 @@ import FoundationEssentials
 import Glibc
 
 /// A 32-byte server secret in a file of its own (base64url text, mode 0600)
-/// beside the signing keys, for keys that seal data at rest with AES-256-GCM.
-/// Each purpose has its own file; none of them is ever in the database.
+/// beside the signing keys: with SQLite, one file per purpose, each sealing
+/// data at rest with AES-256-GCM; with PostgreSQL, the one master key the
+/// others are derived from. None of them is ever in the database.
 public enum SecretKeyFile {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
