@@ -32,6 +32,7 @@ struct PostgreSQLMaintenance: StorageMaintenance {
             var total = 0
             let limit = "$\(rule.values.count + 1)"
             while true {
+                let pacing = SweepPacing()
                 let count = try connection.transaction {
                     try connection.execute("""
                         DELETE FROM \(rule.table) WHERE ctid IN (SELECT ctid FROM \(rule.table) WHERE \(rule.condition) LIMIT \(limit))
@@ -39,6 +40,7 @@ struct PostgreSQLMaintenance: StorageMaintenance {
                 }
                 total += count
                 if count < batch { break }
+                pacing.rest(afterRemoving: count, of: batch)
             }
             removed[rule.table] = total
         }

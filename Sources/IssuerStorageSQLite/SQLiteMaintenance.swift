@@ -38,11 +38,13 @@ struct SQLiteMaintenance: StorageMaintenance {
         for rule in rules(policy) {
             var total = 0
             while true {
+                let pacing = SweepPacing()
                 let count = try database.execute("""
                     DELETE FROM \(rule.table) WHERE rowid IN (SELECT rowid FROM \(rule.table) WHERE \(rule.condition) LIMIT ?)
                     """, rule.values + [.integer(Int64(batch))])
                 total += count
                 if count < batch { break }
+                pacing.rest(afterRemoving: count, of: batch)
             }
             removed[rule.table] = total
         }
