@@ -29,7 +29,10 @@ let package = Package(
         .systemLibrary(name: "CFastCGI", pkgConfig: "fcgi", providers: [.apt(["libfcgi-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libpq-dev for the header only: libpq itself is loaded at the first
+        // connection (Sources/CPostgreSQL/libpq_loader.c), so a process on
+        // SQLite maps none of it.
+        .target(name: "CPostgreSQL", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "SSOCore", dependencies: ["CFastCGI", "COpenSSL"]),
         // SQLite behind one small owned wrapper (prepared statements, exact
         // byte lengths, busy handler, migrations).

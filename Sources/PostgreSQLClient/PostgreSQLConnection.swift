@@ -59,13 +59,13 @@ public final class PostgreSQLConnection {
     /// another node can still be in flight for a moment when this returns.
     public func changesSeen() throws -> Int64 {
         var connection = try connected()
-        if PQconsumeInput(connection) == 0 || PQstatus(connection) != CONNECTION_OK {
+        if gatehouse_PQconsumeInput(connection) == 0 || gatehouse_PQstatus(connection) != CONNECTION_OK {
             _ = lost("the connection broke")
             connection = try connected()
-            guard PQconsumeInput(connection) == 1 else { throw lost("the connection broke") }
+            guard gatehouse_PQconsumeInput(connection) == 1 else { throw lost("the connection broke") }
         }
-        while let notification = PQnotifies(connection) {
-            PQfreemem(notification)
+        while let notification = gatehouse_PQnotifies(connection) {
+            gatehouse_PQfreemem(notification)
             changeCount += 1
         }
         return changeCount
@@ -92,7 +92,7 @@ public final class PostgreSQLConnection {
     /// Runs statements that take no parameters (DDL, SET), unprepared.
     public func executeScript(_ sql: String) throws {
         let connection = try connected()
-        guard PQsendQuery(connection, sql) == 1 else { throw lost("send failed") }
+        guard gatehouse_PQsendQuery(connection, sql) == 1 else { throw lost("send failed") }
         _ = try awaitResults(connection)
     }
 
@@ -121,7 +121,7 @@ public final class PostgreSQLConnection {
         let types = values.map(\.typeOID)
         let name = try preparedName(sql, types: types, connection)
         return try PostgreSQLWire.withParameters(values) { pointers, lengths, formats in
-            guard PQsendQueryPrepared(connection, name, Int32(values.count), pointers, lengths, formats, 1) == 1 else {
+            guard gatehouse_PQsendQueryPrepared(connection, name, Int32(values.count), pointers, lengths, formats, 1) == 1 else {
                 throw lost("send failed")
             }
             return try awaitResults(connection)
@@ -133,7 +133,7 @@ public final class PostgreSQLConnection {
         let key = sql + "\u{0}" + types.map(String.init).joined(separator: ",")
         if let name = statementNames[key] { return name }
         let name = "gh\(statementNames.count + 1)"
-        guard PQsendPrepare(connection, name, sql, Int32(types.count), types) == 1 else { throw lost("send failed") }
+        guard gatehouse_PQsendPrepare(connection, name, sql, Int32(types.count), types) == 1 else { throw lost("send failed") }
         _ = try awaitResults(connection)
         statementNames[key] = name
         return name
@@ -146,7 +146,7 @@ public final class PostgreSQLConnection {
     private func awaitResults(_ connection: OpaquePointer) throws -> (rows: [PostgreSQLRow], changed: Int) {
         let deadline = MonotonicDeadline(milliseconds: Int(replyTimeoutMilliseconds))
         while true {
-            let flushed = PQflush(connection)
+            let flushed = gatehouse_PQflush(connection)
             if flushed == 0 { break }
             guard flushed > 0 else { throw lost("flush failed") }
             try wait(connection, for: Int16(POLLOUT), until: deadline)
@@ -155,13 +155,13 @@ public final class PostgreSQLConnection {
         var changed = 0
         var failure: PostgreSQLError?
         while true {
-            while PQisBusy(connection) == 1 {
+            while gatehouse_PQisBusy(connection) == 1 {
                 try wait(connection, for: Int16(POLLIN), until: deadline)
-                guard PQconsumeInput(connection) == 1 else { throw lost("read failed") }
+                guard gatehouse_PQconsumeInput(connection) == 1 else { throw lost("read failed") }
             }
-            guard let result = PQgetResult(connection) else { break }
-            defer { PQclear(result) }
-            switch PQresultStatus(result) {
+            guard let result = gatehouse_PQgetResult(connection) else { break }
+            defer { gatehouse_PQclear(result) }
+            switch gatehouse_PQresultStatus(result) {
             case PGRES_TUPLES_OK:
                 rows += try PostgreSQLWire.rows(of: result)
                 changed += Self.changedCount(result)
@@ -172,14 +172,14 @@ public final class PostgreSQLConnection {
             }
         }
         if let failure {
-            if PQstatus(connection) != CONNECTION_OK { disconnect() }
+            if gatehouse_PQstatus(connection) != CONNECTION_OK { disconnect() }
             throw failure
         }
         return (rows, changed)
     }
 
     private func wait(_ connection: OpaquePointer, for events: Int16, until deadline: MonotonicDeadline) throws {
-        var descriptor = pollfd(fd: PQsocket(connection), events: events, revents: 0)
+        var descriptor = pollfd(fd: gatehouse_PQsocket(connection), events: events, revents: 0)
         guard descriptor.fd >= 0 else { throw lost("no socket") }
         while true {
             let remaining = deadline.remainingMilliseconds
@@ -191,21 +191,21 @@ public final class PostgreSQLConnection {
     }
 
     private static func changedCount(_ result: OpaquePointer) -> Int {
-        Int(String(cString: PQcmdTuples(result))) ?? 0
+        Int(String(cString: gatehouse_PQcmdTuples(result))) ?? 0
     }
 
     private static func error(of result: OpaquePointer, _ connection: OpaquePointer) -> PostgreSQLError {
-        let state = PQresultErrorField(result, gatehouse_pg_diag_sqlstate()).map { String(cString: $0) } ?? ""
-        let message = PQresultErrorField(result, gatehouse_pg_diag_message_primary()).map { String(cString: $0) }
-            ?? String(cString: PQerrorMessage(connection))
-        let broken = PQstatus(connection) != CONNECTION_OK
+        let state = gatehouse_PQresultErrorField(result, gatehouse_pg_diag_sqlstate()).map { String(cString: $0) } ?? ""
+        let message = gatehouse_PQresultErrorField(result, gatehouse_pg_diag_message_primary()).map { String(cString: $0) }
+            ?? String(cString: gatehouse_PQerrorMessage(connection))
+        let broken = gatehouse_PQstatus(connection) != CONNECTION_OK
         return PostgreSQLError(sqlState: state, message: message, connectionLost: broken && state.isEmpty)
     }
 
     // MARK: Connecting
 
     private func connected() throws -> OpaquePointer {
-        if let handle, PQstatus(handle) == CONNECTION_OK { return handle }
+        if let handle, gatehouse_PQstatus(handle) == CONNECTION_OK { return handle }
         if inTransaction { throw lost("connection lost inside a transaction") }
         try connect()
         guard let handle else { throw PostgreSQLError.unavailable("not connected") }
@@ -220,6 +220,11 @@ public final class PostgreSQLConnection {
     ]
 
     private func connect() throws {
+        // Loaded at the first connection, not linked (CPostgreSQL/shim.h).
+        guard gatehouse_libpq_load() == 1 else {
+            throw PostgreSQLError(sqlState: "", message: "GATEHOUSE_DATABASE_URL needs libpq (apt-get install libpq5): "
+                                  + String(cString: gatehouse_libpq_error()))
+        }
         disconnect()
         let now = MonotonicDeadline.nowMilliseconds()
         guard now >= nextConnectAttempt else {
@@ -228,11 +233,11 @@ public final class PostgreSQLConnection {
         let keywords = Self.connectionDefaults.map(\.0) + ["dbname"]
         let values = Self.connectionDefaults.map(\.1) + [url]
         let connection = PostgreSQLWire.withCStrings(keywords) { keys in
-            PostgreSQLWire.withCStrings(values) { vals in PQconnectdbParams(keys, vals, 1) }
+            PostgreSQLWire.withCStrings(values) { vals in gatehouse_PQconnectdbParams(keys, vals, 1) }
         }
-        guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
-            if let connection { PQfinish(connection) }
+        guard let connection, gatehouse_PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.map { String(cString: gatehouse_PQerrorMessage($0)) } ?? "out of memory"
+            if let connection { gatehouse_PQfinish(connection) }
             backoffMilliseconds = min(max(backoffMilliseconds * 2, 250), 5000)
             nextConnectAttempt = now + backoffMilliseconds
             throw PostgreSQLError.unavailable(message.trimmingASCIIWhitespace(newlines: true))
@@ -240,7 +245,7 @@ public final class PostgreSQLConnection {
         handle = connection
         // Notices (CREATE ... IF NOT EXISTS, skipping) are not errors and
         // libpq's default would print them on standard error.
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        gatehouse_PQsetNoticeProcessor(connection, { _, _ in }, nil)
         backoffMilliseconds = 0
         nextConnectAttempt = 0
         // A statement the server itself gives up on: before our reply deadline.
@@ -252,14 +257,14 @@ public final class PostgreSQLConnection {
     }
 
     private func disconnect() {
-        if let handle { PQfinish(handle) }
+        if let handle { gatehouse_PQfinish(handle) }
         handle = nil
         statementNames.removeAll()
     }
 
     /// Drops the broken connection; the next call reconnects.
     private func lost(_ why: String) -> PostgreSQLError {
-        let detail = handle.map { String(cString: PQerrorMessage($0)).trimmingASCIIWhitespace(newlines: true) } ?? ""
+        let detail = handle.map { String(cString: gatehouse_PQerrorMessage($0)).trimmingASCIIWhitespace(newlines: true) } ?? ""
         disconnect()
         return .unavailable(detail.isEmpty ? why : "\(why): \(detail)")
     }

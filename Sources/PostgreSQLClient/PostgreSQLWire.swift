@@ -48,13 +48,13 @@ enum PostgreSQLWire {
 
     /// Every row of a binary-format result.
     static func rows(of result: OpaquePointer) throws -> [PostgreSQLRow] {
-        let rowCount = PQntuples(result), columnCount = PQnfields(result)
-        let types = (0..<columnCount).map { PQftype(result, $0) }
+        let rowCount = gatehouse_PQntuples(result), columnCount = gatehouse_PQnfields(result)
+        let types = (0..<columnCount).map { gatehouse_PQftype(result, $0) }
         return try (0..<rowCount).map { row in
             PostgreSQLRow(values: try (0..<columnCount).map { column in
-                guard PQgetisnull(result, row, column) == 0 else { return .null }
-                let count = Int(PQgetlength(result, row, column))
-                let bytes = PQgetvalue(result, row, column).map {
+                guard gatehouse_PQgetisnull(result, row, column) == 0 else { return .null }
+                let count = Int(gatehouse_PQgetlength(result, row, column))
+                let bytes = gatehouse_PQgetvalue(result, row, column).map {
                     Array(UnsafeRawBufferPointer(start: $0, count: count))
                 } ?? []
                 return try decode(bytes, type: types[Int(column)])

@@ -41,7 +41,15 @@ struct KeysCommand: ParsableCommand {
     struct Retire: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Withdraw a non-active key: out of the JWKS, private key deleted; tokens it signed stop verifying.")
-        @Argument(help: "The kid to retire.") var kid: String
+        // A kid is base64url, so one in 64 begins with "-": taken as the
+        // value, not as an unknown option.
+        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The kid to retire.", valueName: "kid")) var kids: [String]
+        var kid: String { kids[0] }
+
+        func validate() throws {
+            guard kids.count == 1 else { throw ArgumentParser.ValidationError("name exactly one kid") }
+        }
+
         func run() throws {
             let context = try Context.open()
             attempt { try context.keys.retire(kid: kid) }

@@ -31,7 +31,14 @@ struct SessionsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "End an SSO session and revoke the refresh tokens and device secrets bound to it.",
             discussion: "The browser's sso_session cookie stops skipping the login page; the apps' refresh tokens stop working.")
-        @Argument(help: "The session's sid (from `ssoctl sessions list`).") var sid: String
+        // A sid is base64url, so it may begin with "-": taken as the value,
+        // not as an unknown option.
+        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The session's sid (from `ssoctl sessions list`).", valueName: "sid")) var sids: [String]
+        var sid: String { sids[0] }
+
+        func validate() throws {
+            guard sids.count == 1 else { throw ArgumentParser.ValidationError("name exactly one sid") }
+        }
 
         func run() throws {
             let context = try Context.open()

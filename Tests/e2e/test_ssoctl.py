@@ -37,3 +37,15 @@ def test_user_and_client_commands_work(stack):
     assert "partner-app" in stack.ssoctl("client", "list").stdout
     for command in (["--help"], ["user", "--help"], ["client", "add", "--help"], ["keys", "rotate", "--help"]):
         assert stack.ssoctl(*command).returncode == 0
+
+
+def test_a_kid_or_sid_that_begins_with_a_dash_is_taken_as_the_value(stack):
+    """kids and sids are base64url: one in 64 begins with "-", which an
+    argument parser would take for an unknown option (exit 64, a usage
+    error) and so refuse to retire that key or end that session."""
+    for args, said in [(["keys", "retire", "-no-such-kid"], "no key with kid -no-such-kid"),
+                       (["sessions", "revoke", "-no-such-sid"], 'no session with sid "-no-such-sid"')]:
+        result = stack.ssoctl(*args)
+        assert result.returncode == 1, result.stderr
+        assert said in result.stderr
+    assert stack.ssoctl("keys", "retire", "a", "b").returncode == 64, "still exactly one"
