@@ -39,7 +39,10 @@ struct PostgreSQLMaintenance: StorageMaintenance {
                         """, rule.values + [.integer(Int64(batch))])
                 }
                 total += count
-                if count < batch { break }
+                // Only an empty batch ends the rule: another sweep (the
+                // supervisor's, another node's) deleting the same rows makes
+                // a batch come back short while more remain.
+                if count == 0 { break }
                 pacing.rest(afterRemoving: count, of: batch)
             }
             removed[rule.table] = total
