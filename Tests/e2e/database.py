@@ -33,6 +33,14 @@ def query(url, sql, parameters=()):
         return [tuple(_plain(value) for value in row) for row in connection.execute(_postgres(sql), parameters).fetchall()]
 
 
+def rows(url, table):
+    """Every row of `table` as a dict, column name to value."""
+    with psycopg.connect(url) as connection:
+        cursor = connection.execute(f"SELECT * FROM {table}")
+        names = [column.name for column in cursor.description]
+        return [{name: _plain(value) for name, value in zip(names, row)} for row in cursor.fetchall()]
+
+
 def execute(url, sql, parameters=()):
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(_postgres(sql), parameters)

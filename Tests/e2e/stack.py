@@ -153,6 +153,14 @@ class Stack:
         with sqlite3.connect(os.path.join(self.home, "gatehouse.sqlite")) as connection:
             return connection.execute(sql, parameters).fetchall()
 
+    def rows(self, table):
+        """Every row of one of the issuer's tables, as dicts, on either backend."""
+        if self.database_url:
+            return database.rows(self.database_url, table)
+        with sqlite3.connect(os.path.join(self.home, "gatehouse.sqlite")) as connection:
+            connection.row_factory = sqlite3.Row
+            return [dict(row) for row in connection.execute(f"SELECT * FROM {table}")]
+
     def execute(self, sql, *parameters):
         """A change to the issuer's database, on either backend (SQL with `?`)."""
         if self.database_url:
