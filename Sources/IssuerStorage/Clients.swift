@@ -2,23 +2,55 @@
 public struct Client: Equatable, Sendable {
     public let clientID: String
     /// scrypt of the client secret; nil for a public client.
-    public let secretHash: String?
-    public let scopes: [String]
-    public let nativeSSOGroup: String?
-    public let redirectURIs: [String]
-    public let postLogoutRedirectURIs: [String]
+    public var secretHash: String?
+    public var scopes: [String]
+    public var nativeSSOGroup: String?
+    public var redirectURIs: [String]
+    public var postLogoutRedirectURIs: [String]
+    /// The grant types it may use (RFC 7591 §2 `grant_types`):
+    /// `authorization_code`, `refresh_token`, `client_credentials`.
+    public var grantTypes: [String]
+    /// Every token request must carry a DPoP proof (RFC 9449).
+    public var requireDPoP: Bool
+    /// Every authorization request must be pushed first (RFC 9126 §6).
+    public var requirePAR: Bool
+    /// Seconds, below the issuer's own maximum; nil: the issuer's.
+    public var accessTokenLifetime: Int?
+    public var refreshTokenLifetime: Int?
+    /// The app behind the client, for the app-link association files:
+    /// `TEAMID.bundle.id`, and the Android package with the SHA-256
+    /// fingerprints of its signing certificates.
+    public var iosAppID: String?
+    public var androidPackage: String?
+    public var androidCertificateFingerprints: [String]
 
     public var isConfidential: Bool { secretHash != nil }
 
+    /// A client that signs users in (authorization code and refresh).
+    public static let defaultGrantTypes = ["authorization_code", "refresh_token"]
+
     public init(clientID: String, secretHash: String?, scopes: [String], nativeSSOGroup: String?, redirectURIs: [String],
-                postLogoutRedirectURIs: [String]) {
+                postLogoutRedirectURIs: [String], grantTypes: [String] = Client.defaultGrantTypes, requireDPoP: Bool = false,
+                requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
+                androidPackage: String? = nil, androidCertificateFingerprints: [String] = []) {
         self.clientID = clientID
         self.secretHash = secretHash
         self.scopes = scopes
         self.nativeSSOGroup = nativeSSOGroup
         self.redirectURIs = redirectURIs
         self.postLogoutRedirectURIs = postLogoutRedirectURIs
+        self.grantTypes = grantTypes
+        self.requireDPoP = requireDPoP
+        self.requirePAR = requirePAR
+        self.accessTokenLifetime = accessTokenLifetime
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.iosAppID = iosAppID
+        self.androidPackage = androidPackage
+        self.androidCertificateFingerprints = androidCertificateFingerprints
     }
+
+    /// Byte equality on the grant type names (they are ASCII tokens).
+    public func allows(grantType: String) -> Bool { grantTypes.contains { $0.utf8.elementsEqual(grantType.utf8) } }
 }
 
 public protocol ClientReads {
@@ -29,6 +61,19 @@ public protocol ClientReads {
 
 public protocol ClientStore: ClientReads {
     func insert(_ client: Client, at now: Int64) throws
+    /// Replaces every setting and redirect URI of the client with
+    /// `client.clientID` by `client`'s (its secret too). False when there
+    /// is no such client.
+    func update(_ client: Client) throws -> Bool
+    /// Erases the client and everything issued to it: its refresh tokens,
+    /// authorization codes, device secrets and pending authorization
+    /// requests go in the same write unit, so nothing it holds works once
+    /// this commits and a client registered later under the same id
+    /// inherits nothing. False when there is no such client.
+    func delete(clientID: String) throws -> Bool
+    /// Removes `scope` from every client registered for it (its API was
+    /// removed); returns the ids of the clients that had it, sorted.
+    func removeScope(_ scope: String) throws -> [String]
 }
 
 /// Per-group Native SSO settings. A group exists while some client names

@@ -40,6 +40,7 @@ public protocol IssuerReads {
     var users: any UserReads { get }
     var totp: any TOTPReads { get }
     var clients: any ClientReads { get }
+    var apis: any APIReads { get }
     var nativeSSOGroups: any NativeSSOGroupReads { get }
     var signingKeys: any SigningKeyReads { get }
     var sessions: any SSOSessionReads { get }
@@ -55,6 +56,7 @@ public protocol IssuerWrites {
     var users: any UserStore { get }
     var totp: any TOTPStore { get }
     var clients: any ClientStore { get }
+    var apis: any APIStore { get }
     var nativeSSOGroups: any NativeSSOGroupStore { get }
     var signingKeys: any SigningKeyStore { get }
     var sessions: any SSOSessionStore { get }

@@ -77,15 +77,23 @@ final class PostgreSQLClientStore: ClientStore {
     let connection: PostgreSQLConnection
     init(connection: PostgreSQLConnection) { self.connection = connection }
 
+    static let columns = """
+        client_id, secret_hash, scopes, native_sso_group, grant_types, require_dpop, require_par, access_token_lifetime,
+        refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints
+        """
+
     func find(clientID: String) throws -> Client? {
-        guard let row = try connection.lookupOne("SELECT client_id, secret_hash, scopes, native_sso_group FROM clients WHERE client_id = $1",
-                                                [.text(clientID)]) else { return nil }
+        guard let row = try connection.lookupOne("SELECT \(Self.columns) FROM clients WHERE client_id = $1", [.text(clientID)]) else { return nil }
         let uris = try connection.lookup("SELECT kind, uri FROM client_redirect_uris WHERE client_id = $1 ORDER BY uri COLLATE \"C\"",
                                         [.text(clientID)])
         return Client(clientID: row.string(0), secretHash: row.optionalString(1), scopes: StoredList.decode(row.string(2)),
                       nativeSSOGroup: row.optionalString(3),
                       redirectURIs: uris.filter { $0.string(0) == "login" }.map { $0.string(1) },
-                      postLogoutRedirectURIs: uris.filter { $0.string(0) == "post_logout" }.map { $0.string(1) })
+                      postLogoutRedirectURIs: uris.filter { $0.string(0) == "post_logout" }.map { $0.string(1) },
+                      grantTypes: StoredList.decode(row.string(4)), requireDPoP: row.int(5) != 0, requirePAR: row.int(6) != 0,
+                      accessTokenLifetime: row.optionalInt(7).map(Int.init), refreshTokenLifetime: row.optionalInt(8).map(Int.init),
+                      iosAppID: row.optionalString(9), androidPackage: row.optionalString(10),
+                      androidCertificateFingerprints: StoredList.decode(row.string(11)))
     }
 
     func list() throws -> [Client] {
@@ -93,10 +101,24 @@ final class PostgreSQLClientStore: ClientStore {
     }
 
     func insert(_ client: Client, at now: Int64) throws {
-        try connection.execute("""
-            INSERT INTO clients (client_id, secret_hash, scopes, native_sso_group, created_at) VALUES ($1, $2, $3, $4, $5)
-            """, [.text(client.clientID), PostgreSQLValue(client.secretHash), .text(StoredList.encode(client.scopes)),
-                  PostgreSQLValue(client.nativeSSOGroup), .integer(now)])
+        try connection.execute("INSERT INTO clients (client_id, created_at, scopes, grant_types) VALUES ($1, $2, '', '')",
+                               [.text(client.clientID), .integer(now)])
+        _ = try update(client)
+    }
+
+    func update(_ client: Client) throws -> Bool {
+        let changed = try connection.execute("""
+            UPDATE clients SET secret_hash = $1, scopes = $2, native_sso_group = $3, grant_types = $4, require_dpop = $5, require_par = $6,
+                access_token_lifetime = $7, refresh_token_lifetime = $8, ios_app_id = $9, android_package = $10,
+                android_cert_fingerprints = $11
+            WHERE client_id = $12
+            """, [PostgreSQLValue(client.secretHash), .text(StoredList.encode(client.scopes)), PostgreSQLValue(client.nativeSSOGroup),
+                  .text(StoredList.encode(client.grantTypes)), PostgreSQLValue(client.requireDPoP), PostgreSQLValue(client.requirePAR),
+                  Self.optional(client.accessTokenLifetime), Self.optional(client.refreshTokenLifetime), PostgreSQLValue(client.iosAppID),
+                  PostgreSQLValue(client.androidPackage), .text(StoredList.encode(client.androidCertificateFingerprints)),
+                  .text(client.clientID)])
+        guard changed == 1 else { return false }
+        try connection.execute("DELETE FROM client_redirect_uris WHERE client_id = $1", [.text(client.clientID)])
         for (kind, uris) in [("login", client.redirectURIs), ("post_logout", client.postLogoutRedirectURIs)] {
             for uri in Set(uris) {
                 try connection.execute("INSERT INTO client_redirect_uris (client_id, kind, uri) VALUES ($1, $2, $3)",
@@ -104,6 +126,61 @@ final class PostgreSQLClientStore: ClientStore {
             }
         }
         try IssuerChanges.announce(connection)
+        return true
+    }
+
+    func delete(clientID: String) throws -> Bool {
+        for table in ["refresh_tokens", "authorization_codes", "device_secrets", "pending_authorizations"] {
+            try connection.execute("DELETE FROM \(table) WHERE client_id = $1", [.text(clientID)])
+        }
+        guard try connection.execute("DELETE FROM clients WHERE client_id = $1", [.text(clientID)]) == 1 else { return false }
+        try IssuerChanges.announce(connection)
+        return true
+    }
+
+    func removeScope(_ scope: String) throws -> [String] {
+        var holders: [String] = []
+        for client in try list() where client.scopes.contains(where: { $0.utf8.elementsEqual(scope.utf8) }) {
+            var changed = client
+            changed.scopes.removeAll { $0.utf8.elementsEqual(scope.utf8) }
+            _ = try update(changed)
+            holders.append(client.clientID)
+        }
+        return holders
+    }
+
+    static func optional(_ value: Int?) -> PostgreSQLValue { value.map { .integer(Int64($0)) } ?? .null }
+}
+
+/// `apis` and `api_scopes`; a change is announced (IssuerChanges), which
+/// the responders' API registry caches watch.
+final class PostgreSQLAPIStore: APIStore {
+    let connection: PostgreSQLConnection
+    init(connection: PostgreSQLConnection) { self.connection = connection }
+
+    func list() throws -> [RegisteredAPI] {
+        let scopes = try connection.lookup("SELECT audience, scope FROM api_scopes ORDER BY scope COLLATE \"C\"")
+        return try connection.lookup("SELECT audience, name FROM apis ORDER BY audience COLLATE \"C\"").map { row in
+            let audience = row.string(0)
+            return RegisteredAPI(audience: audience, name: row.string(1),
+                                 scopes: scopes.filter { $0.string(0).utf8.elementsEqual(audience.utf8) }.map { $0.string(1) })
+        }
+    }
+
+    func insert(_ api: RegisteredAPI, at now: Int64) throws {
+        try connection.execute("INSERT INTO apis (audience, name, created_at) VALUES ($1, $2, $3)",
+                               [.text(api.audience), .text(api.name), .integer(now)])
+        for scope in api.scopes {
+            try connection.execute("INSERT INTO api_scopes (scope, audience) VALUES ($1, $2)", [.text(scope), .text(api.audience)])
+        }
+        try IssuerChanges.announce(connection)
+    }
+
+    func remove(audience: String) throws -> Bool {
+        try connection.execute("DELETE FROM api_scopes WHERE audience = $1", [.text(audience)])
+        guard try connection.execute("DELETE FROM apis WHERE audience = $1", [.text(audience)]) == 1 else { return false }
+        try IssuerChanges.announce(connection)
+        return true
     }
 }
 

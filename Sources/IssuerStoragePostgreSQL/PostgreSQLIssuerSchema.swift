@@ -7,7 +7,7 @@ import PostgreSQLClient
 /// the unique index and the lookup use, so both backends agree on which
 /// spellings are one address, byte for byte.
 public enum PostgreSQLIssuerSchema {
-    public static let migrations: [(version: Int, sql: String)] = [(1, version1)]
+    public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -184,5 +184,33 @@ public enum PostgreSQLIssuerSchema {
         CREATE INDEX device_secrets_sid ON device_secrets(sid);
         CREATE INDEX device_secrets_expiry ON device_secrets(expires_at);
         CREATE INDEX device_secrets_code ON device_secrets(code_hash) WHERE code_hash IS NOT NULL;
+        """
+
+    /// A team's own APIs and complete client settings (as SQLite's
+    /// migration 8): registered APIs and the scopes each owns (a scope has
+    /// one owner), the grant types a client may use, its DPoP and PAR
+    /// requirements, its own token lifetimes, and the app behind it for the
+    /// association files.
+    static let version2 = """
+        CREATE TABLE apis (
+            audience TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        );
+        CREATE TABLE api_scopes (
+            scope TEXT PRIMARY KEY,
+            audience TEXT NOT NULL REFERENCES apis(audience) ON DELETE CASCADE
+        );
+        CREATE INDEX api_scopes_audience ON api_scopes(audience);
+        ALTER TABLE clients ADD COLUMN grant_types TEXT NOT NULL DEFAULT 'authorization_code refresh_token';
+        ALTER TABLE clients ADD COLUMN require_dpop BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE clients ADD COLUMN require_par BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE clients ADD COLUMN access_token_lifetime BIGINT;
+        ALTER TABLE clients ADD COLUMN refresh_token_lifetime BIGINT;
+        ALTER TABLE clients ADD COLUMN ios_app_id TEXT;
+        ALTER TABLE clients ADD COLUMN android_package TEXT;
+        ALTER TABLE clients ADD COLUMN android_cert_fingerprints TEXT NOT NULL DEFAULT '';
+        CREATE INDEX refresh_tokens_client ON refresh_tokens(client_id);
+        CREATE INDEX device_secrets_client ON device_secrets(client_id);
         """
 }

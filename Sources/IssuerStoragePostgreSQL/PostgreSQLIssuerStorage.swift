@@ -66,8 +66,8 @@ public final class PostgreSQLIssuerStorage: IssuerStorage {
     public var maintenance: any StorageMaintenance { PostgreSQLMaintenance(connection: connection) }
 }
 
-/// What the responders cache (signing keys, clients, Native SSO group
-/// settings) changes rarely and from anywhere: a write that changes it
+/// What the responders cache (signing keys, clients, APIs, Native SSO
+/// group settings) changes rarely and from anywhere: a write that changes it
 /// bumps `issuer_changes.generation` and notifies every listening
 /// connection, on every node, when its transaction commits.
 enum IssuerChanges {
@@ -98,6 +98,7 @@ final class PostgreSQLStores {
     let users: PostgreSQLUserStore
     let totp: PostgreSQLTOTPStore
     let clients: PostgreSQLClientStore
+    let apis: PostgreSQLAPIStore
     let groups: PostgreSQLNativeSSOGroupStore
     let keys: PostgreSQLSigningKeyStore
     let sessions: PostgreSQLSSOSessionStore
@@ -114,6 +115,7 @@ final class PostgreSQLStores {
         users = PostgreSQLUserStore(connection: connection)
         totp = PostgreSQLTOTPStore(connection: connection)
         clients = PostgreSQLClientStore(connection: connection)
+        apis = PostgreSQLAPIStore(connection: connection)
         groups = PostgreSQLNativeSSOGroupStore(connection: connection)
         keys = PostgreSQLSigningKeyStore(connection: connection, sealing: keySealing)
         sessions = PostgreSQLSSOSessionStore(connection: connection)
@@ -130,6 +132,7 @@ final class PostgreSQLStores {
         var users: any UserReads { stores.users }
         var totp: any TOTPReads { stores.totp }
         var clients: any ClientReads { stores.clients }
+        var apis: any APIReads { stores.apis }
         var nativeSSOGroups: any NativeSSOGroupReads { stores.groups }
         var signingKeys: any SigningKeyReads { stores.keys }
         var sessions: any SSOSessionReads { stores.sessions }
@@ -145,6 +148,7 @@ final class PostgreSQLStores {
         var users: any UserStore { stores.users }
         var totp: any TOTPStore { stores.totp }
         var clients: any ClientStore { stores.clients }
+        var apis: any APIStore { stores.apis }
         var nativeSSOGroups: any NativeSSOGroupStore { stores.groups }
         var signingKeys: any SigningKeyStore { stores.keys }
         var sessions: any SSOSessionStore { stores.sessions }

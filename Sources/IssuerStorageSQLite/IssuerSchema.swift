@@ -15,6 +15,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.nativeSSO,
         IssuerMigrations.nativeSSOOptIn,
         IssuerMigrations.idTokenHint,
+        IssuerMigrations.apisAndClientSettings,
     ]
 
     /// Opens the issuer database at `path` and brings its schema up to date.

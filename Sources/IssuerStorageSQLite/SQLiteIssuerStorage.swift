@@ -46,6 +46,7 @@ final class SQLiteStores {
     let userStore: SQLiteUserStore
     let totpStore: SQLiteTOTPStore
     let clientStore: SQLiteClientStore
+    let apiStore: SQLiteAPIStore
     let groupStore: SQLiteNativeSSOGroupStore
     let keyStore: SQLiteSigningKeyStore
     let sessionStore: SQLiteSSOSessionStore
@@ -63,6 +64,7 @@ final class SQLiteStores {
         userStore = SQLiteUserStore(database: database)
         totpStore = SQLiteTOTPStore(database: database)
         clientStore = SQLiteClientStore(database: database)
+        apiStore = SQLiteAPIStore(database: database)
         groupStore = SQLiteNativeSSOGroupStore(database: database)
         keyStore = SQLiteSigningKeyStore(database: database, keysDirectory: keysDirectory)
         sessionStore = SQLiteSSOSessionStore(database: database)
@@ -79,6 +81,7 @@ final class SQLiteStores {
         var users: any UserReads { stores.userStore }
         var totp: any TOTPReads { stores.totpStore }
         var clients: any ClientReads { stores.clientStore }
+        var apis: any APIReads { stores.apiStore }
         var nativeSSOGroups: any NativeSSOGroupReads { stores.groupStore }
         var signingKeys: any SigningKeyReads { stores.keyStore }
         var sessions: any SSOSessionReads { stores.sessionStore }
@@ -94,6 +97,7 @@ final class SQLiteStores {
         var users: any UserStore { stores.userStore }
         var totp: any TOTPStore { stores.totpStore }
         var clients: any ClientStore { stores.clientStore }
+        var apis: any APIStore { stores.apiStore }
         var nativeSSOGroups: any NativeSSOGroupStore { stores.groupStore }
         var signingKeys: any SigningKeyStore { stores.keyStore }
         var sessions: any SSOSessionStore { stores.sessionStore }
