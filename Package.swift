@@ -53,7 +53,7 @@ let package = Package(
         // parameters, bounded waits, reconnect with backoff).
         .target(name: "PostgreSQLClient", dependencies: ["CPostgreSQL", "SSOCore"]),
         .executableTarget(name: "jwks", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
-        .executableTarget(name: "discovery", dependencies: ["SSOCore", "AuthServer"]),
+        .executableTarget(name: "discovery", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         .executableTarget(name: "hello-fcgi", dependencies: ["SSOCore"]),
         .executableTarget(name: "authorize", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         .executableTarget(name: "login", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),

@@ -4,38 +4,181 @@ import IssuerStorage
 
 struct ClientCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "client", abstract: "Register and list OAuth clients; show and configure native SSO groups.",
-        subcommands: [Add.self, List.self, ClientGroupCommand.self])
+        commandName: "client", abstract: "Register, change, delete and list OAuth clients; show and configure native SSO groups.",
+        subcommands: [Add.self, Update.self, Secret.self, Delete.self, List.self, ClientGroupCommand.self])
+
+    /// The app behind a client, for the association files.
+    struct AppOptions: ParsableArguments {
+        @Option(name: .customLong("ios-app-id"), help: "The iOS app: TEAMID.bundle.id (listed in apple-app-site-association).")
+        var iosAppID: String?
+        @Option(help: "The Android app's package (listed in assetlinks.json).") var androidPackage: String?
+        @Option(name: .customLong("android-cert-fingerprint"), help: "SHA-256 of the Android app's signing certificate, AA:BB:… (repeatable).")
+        var androidCertificateFingerprints: [String] = []
+    }
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Register a client. Public (no secret) unless --secret-stdin is given, which makes it confidential (client_secret_basic).")
         @Argument(help: "The client_id.") var clientID: String
-        @Option(name: .customLong("redirect-uri"), help: "A redirect URI, matched exactly (repeatable; at least one).") var redirectURIs: [String] = []
+        @Option(name: .customLong("redirect-uri"), help: "A redirect URI, matched exactly (repeatable; one at least for a sign-in client).")
+        var redirectURIs: [String] = []
         @Option(name: .customLong("post-logout-redirect-uri"), help: "A post-logout redirect URI (repeatable).") var postLogoutRedirectURIs: [String] = []
         @Option(name: .customLong("scope"), help: "A scope the client may ask for (repeatable; default: openid).") var scopes: [String] = []
         @Option(help: "Native SSO group: clients of one group share sign-in on a device.") var nativeSSOGroup: String?
         @Flag(help: "Read a client secret from standard input.") var secretStdin = false
+        @Option(name: .customLong("grant"), help: """
+            A grant type: authorization_code, refresh_token, client_credentials (repeatable; default: authorization_code and \
+            refresh_token). client_credentials alone makes a machine client: confidential, API scopes only, no redirect URI.
+            """) var grantTypes: [String] = []
+        @Flag(name: .customLong("require-dpop"), help: "Token requests must carry a DPoP proof (RFC 9449).") var requireDPoP = false
+        @Flag(name: .customLong("require-par"), help: "Authorization requests must be pushed first (RFC 9126).") var requirePAR = false
+        @Option(name: .customLong("access-token-ttl"), help: "Access token lifetime in seconds (at most the issuer's).") var accessTokenTTL: Int?
+        @Option(name: .customLong("refresh-token-ttl"), help: "Refresh token lifetime in seconds (at most the issuer's).") var refreshTokenTTL: Int?
+        @OptionGroup var app: AppOptions
 
         func run() throws {
             let secret = secretStdin ? readSecretLine("client secret") : nil
             let context = try Context.open()
             let client = attempt {
-                try context.clients.add(clientID: clientID, redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs,
-                                        scopes: scopes, nativeSSOGroup: nativeSSOGroup, secret: secret)
+                try context.clients.add(ClientRegistration(
+                    clientID: clientID, redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs, scopes: scopes,
+                    nativeSSOGroup: nativeSSOGroup, secret: secret, grantTypes: grantTypes, requireDPoP: requireDPoP, requirePAR: requirePAR,
+                    accessTokenLifetime: accessTokenTTL, refreshTokenLifetime: refreshTokenTTL, iosAppID: app.iosAppID,
+                    androidPackage: app.androidPackage, androidCertificateFingerprints: app.androidCertificateFingerprints))
             }
+            context.refreshAppLinkFiles()
             print("added \(client.isConfidential ? "confidential" : "public") client \(client.clientID)")
+        }
+    }
+
+    struct Update: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a client's settings; running responders use them at once.",
+            discussion: "The result must satisfy what `client add` requires, or nothing changes.")
+        @Argument(help: "The client_id.") var clientID: String
+        @Option(name: .customLong("add-redirect-uri"), help: "Add a redirect URI (repeatable).") var addRedirectURIs: [String] = []
+        @Option(name: .customLong("remove-redirect-uri"), help: "Remove a redirect URI (repeatable).") var removeRedirectURIs: [String] = []
+        @Option(name: .customLong("add-post-logout-redirect-uri"), help: "Add a post-logout redirect URI (repeatable).")
+        var addPostLogoutRedirectURIs: [String] = []
+        @Option(name: .customLong("remove-post-logout-redirect-uri"), help: "Remove a post-logout redirect URI (repeatable).")
+        var removePostLogoutRedirectURIs: [String] = []
+        @Option(name: .customLong("add-scope"), help: "Add a scope (repeatable).") var addScopes: [String] = []
+        @Option(name: .customLong("remove-scope"), help: "Remove a scope (repeatable); refresh tokens stop carrying it.") var removeScopes: [String] = []
+        @Option(name: .customLong("add-grant"), help: "Add a grant type (repeatable).") var addGrants: [String] = []
+        @Option(name: .customLong("remove-grant"), help: "Remove a grant type (repeatable).") var removeGrants: [String] = []
+        @Flag(name: .customLong("require-dpop"), inversion: .prefixedNo, help: "Require DPoP proofs (RFC 9449).") var requireDPoP: Bool?
+        @Flag(name: .customLong("require-par"), inversion: .prefixedNo, help: "Require pushed authorization requests (RFC 9126).")
+        var requirePAR: Bool?
+        @Option(name: .customLong("access-token-ttl"), help: "Access token lifetime in seconds; 0: the issuer's.") var accessTokenTTL: Int?
+        @Option(name: .customLong("refresh-token-ttl"), help: "Refresh token lifetime in seconds; 0: the issuer's.") var refreshTokenTTL: Int?
+        @Option(name: .customLong("ios-app-id"), help: "The iOS app (TEAMID.bundle.id); \"\" removes it.") var iosAppID: String?
+        @Option(help: "The Android app's package; \"\" removes it (with its fingerprints).") var androidPackage: String?
+        @Option(name: .customLong("android-cert-fingerprint"), help: "Replaces the Android signing certificate fingerprints (repeatable).")
+        var androidCertificateFingerprints: [String] = []
+
+        func run() throws {
+            var changes = ClientChanges()
+            changes.addRedirectURIs = addRedirectURIs
+            changes.removeRedirectURIs = removeRedirectURIs
+            changes.addPostLogoutRedirectURIs = addPostLogoutRedirectURIs
+            changes.removePostLogoutRedirectURIs = removePostLogoutRedirectURIs
+            changes.addScopes = addScopes
+            changes.removeScopes = removeScopes
+            changes.addGrantTypes = addGrants
+            changes.removeGrantTypes = removeGrants
+            changes.requireDPoP = requireDPoP
+            changes.requirePAR = requirePAR
+            changes.accessTokenLifetime = accessTokenTTL
+            changes.refreshTokenLifetime = refreshTokenTTL
+            changes.iosAppID = iosAppID
+            changes.androidPackage = androidPackage
+            if androidPackage == "" { changes.androidCertificateFingerprints = [] }
+            if !androidCertificateFingerprints.isEmpty { changes.androidCertificateFingerprints = androidCertificateFingerprints }
+            let context = try Context.open()
+            let client = attempt { try context.clients.update(clientID: clientID, changes) }
+            context.refreshAppLinkFiles()
+            print("updated client \(client.clientID)")
+        }
+    }
+
+    struct Secret: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replace a confidential client's secret (read from standard input); the old one stops working at once.")
+        @Argument(help: "The client_id.") var clientID: String
+        @Flag(help: "Read the new secret from standard input (required).") var secretStdin = false
+
+        func run() throws {
+            guard secretStdin else { fail("pass --secret-stdin and the secret on standard input") }
+            let secret = readSecretLine("client secret")
+            let context = try Context.open()
+            attempt { try context.clients.replaceSecret(clientID: clientID, secret: secret) }
+            print("replaced the secret of client \(clientID)")
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a client and everything issued to it.",
+            discussion: """
+                Its refresh tokens, codes and device secrets go with it; its access tokens stop working at the issuer \
+                (userinfo, introspection) at once, and at APIs that validate offline when they expire.
+                """)
+        @Argument(help: "The client_id.") var clientID: String
+
+        func run() throws {
+            let context = try Context.open()
+            attempt { try context.clients.delete(clientID: clientID) }
+            context.refreshAppLinkFiles()
+            print("deleted client \(clientID)")
         }
     }
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List clients.")
+        @Flag(help: "Print a JSON array of objects.") var json = false
+
+        /// Never the secret or its hash: only whether there is one.
+        struct Row: Encodable {
+            let client_id: String
+            let type: String
+            let grant_types: [String]
+            let scopes: [String]
+            let redirect_uris: [String]
+            let post_logout_redirect_uris: [String]
+            let native_sso_group: String?
+            let require_dpop: Bool
+            let require_par: Bool
+            let access_token_ttl: Int?
+            let refresh_token_ttl: Int?
+            let ios_app_id: String?
+            let android_package: String?
+            let android_cert_fingerprints: [String]
+
+            init(_ client: Client) {
+                client_id = client.clientID
+                type = client.isConfidential ? "confidential" : "public"
+                grant_types = client.grantTypes
+                scopes = client.scopes
+                redirect_uris = client.redirectURIs
+                post_logout_redirect_uris = client.postLogoutRedirectURIs
+                native_sso_group = client.nativeSSOGroup
+                require_dpop = client.requireDPoP
+                require_par = client.requirePAR
+                access_token_ttl = client.accessTokenLifetime
+                refresh_token_ttl = client.refreshTokenLifetime
+                ios_app_id = client.iosAppID
+                android_package = client.androidPackage
+                android_cert_fingerprints = client.androidCertificateFingerprints
+            }
+        }
+
         func run() throws {
             let context = try Context.open()
             let clients = attempt { try context.clients.list() }
-            printTable(["CLIENT_ID", "TYPE", "GROUP", "SCOPES", "REDIRECT_URIS", "POST_LOGOUT_URIS"], clients.map {
-                [$0.clientID, $0.isConfidential ? "confidential" : "public", $0.nativeSSOGroup ?? "-", $0.scopes.joined(separator: " "),
-                 $0.redirectURIs.joined(separator: " "), $0.postLogoutRedirectURIs.joined(separator: " ")]
+            if json { return printJSON(clients.map(Row.init)) }
+            printTable(["CLIENT_ID", "TYPE", "GRANTS", "GROUP", "SCOPES", "REDIRECT_URIS", "POST_LOGOUT_URIS"], clients.map {
+                [$0.clientID, $0.isConfidential ? "confidential" : "public", $0.grantTypes.joined(separator: ","), $0.nativeSSOGroup ?? "-",
+                 $0.scopes.joined(separator: " "), $0.redirectURIs.joined(separator: " "), $0.postLogoutRedirectURIs.joined(separator: " ")]
             })
         }
     }

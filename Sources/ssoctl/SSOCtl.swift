@@ -4,7 +4,7 @@ import ArgumentParser
 struct SSOCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ssoctl",
-        abstract: "Administer a Gatehouse issuer: users, clients, signing keys, sessions; check its health and count what it holds.",
+        abstract: "Administer a Gatehouse issuer: users, clients, APIs, signing keys, sessions; check its health and count what it holds.",
         discussion: """
             Works on $GATEHOUSE_HOME (default var/). Changes take effect for running responders without a restart.
 
@@ -13,7 +13,7 @@ struct SSOCtl: ParsableCommand {
             the responders. `doctor` is the exception: it only reads, and as root it can also test nginx's config and \
             read the TLS files.
             """,
-        subcommands: [UserCommand.self, ClientCommand.self, KeysCommand.self, SessionsCommand.self, SweepCommand.self, SetupCommand.self,
+        subcommands: [UserCommand.self, ClientCommand.self, APICommand.self, KeysCommand.self, SessionsCommand.self, SweepCommand.self, SetupCommand.self,
                       DoctorCommand.self, StatsCommand.self])
 
     /// ArgumentParser's own main, with the switch to the home's owner between

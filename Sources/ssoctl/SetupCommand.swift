@@ -25,11 +25,18 @@ struct SetupCommand: ParsableCommand {
         // The responders would create it too; creating it here first means
         // they never race each other to it.
         _ = attempt { try context.services.refreshSealingKey() }
-        if let appLinksDirectory { attempt { try AppLinkFiles.write(context.config, to: appLinksDirectory) } }
-        guard demo else { return }
+        // Before the demo clients, whose scopes must be registered first.
+        attempt { try DemoData.ensureAPIs(context.services, config: context.config, demo: demo) }
+        if demo { setUpDemo(context) }
+        if let appLinksDirectory {
+            attempt { try AppLinkFiles.write(context.config, clients: context.clients.list(), to: appLinksDirectory) }
+        }
+    }
+
+    func setUpDemo(_ context: Context) {
         let chosen = ProcessInfo.processInfo.environment["GATEHOUSE_DEMO_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
         let password = chosen ?? SecureRandom.token(byteCount: 12)
-        let created = attempt { try DemoData.ensure(context.services, password: password) }
+        let created = attempt { try DemoData.ensure(context.services, config: context.config, password: password) }
         if created {
             print("demo user: \(DemoData.email) password: \(password)")
         } else {

@@ -59,3 +59,24 @@ func printTable(_ header: [String], _ rows: [[String]]) {
             .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
     }
 }
+
+/// `--json` output of a list command: one JSON array of objects, keys
+/// sorted, so scripts can rely on it.
+func printJSON<T: Encodable>(_ value: T) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    guard let data = try? encoder.encode(value) else { fail("cannot encode the list as JSON") }
+    print(String(decoding: data, as: UTF8.self))
+}
+
+extension Context {
+    /// Rewrites the app-link association files after a client change, where
+    /// `ssoctl setup` put them (`$GATEHOUSE_HOME/applinks`, both layouts);
+    /// nginx serves the new files at once. Other nodes pick the change up
+    /// at their next `ssoctl setup` (every start).
+    func refreshAppLinkFiles() {
+        let directory = config.home + "/applinks"
+        guard FileManager.default.fileExists(atPath: directory) else { return }
+        attempt { try AppLinkFiles.write(config, clients: clients.list(), to: directory) }
+    }
+}

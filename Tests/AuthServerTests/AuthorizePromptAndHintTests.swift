@@ -92,6 +92,6 @@ final class AuthorizePromptAndHintTests: SessionEndpointsTestCase {
         let (redirect, redirectDetail) = ResponderOutcome.run(harness.authorize, Request(method: "GET", path: "/authorize",
             query: H.authorizationParameters(scope: "openid api:nope").encoded))
         XCTAssertEqual(redirect.locationQuery["error"], "invalid_scope")
-        XCTAssertEqual(redirectDetail, "authorization error redirect: invalid_scope: client mobile-app-001 is not registered for scope \"api:nope\"")
+        XCTAssertEqual(redirectDetail, "authorization error redirect: invalid_scope: scope \"api:nope\" is neither standard nor owned by a registered API")
     }
 }

@@ -287,7 +287,11 @@ final class AuthorizeResponderTests: SignInTestCase {
         XCTAssertFalse(response.locationQuery["error_description"]?.contains("evil") ?? true)
         let named = harness.authorizeGET(H.authorizationParameters(scope: "openid profile api:serverC"))
         XCTAssertEqual(named.locationQuery["error"], "invalid_scope")
-        XCTAssertEqual(named.locationQuery["error_description"], "scope api:serverC is not allowed for this client")
+        XCTAssertEqual(named.locationQuery["error_description"], "scope api:serverC is unknown to this server")
+        // Known (a registered API owns it) but not this client's.
+        try harness.issuer.services.apis.add(audience: "https://orders.example.com", name: nil, scopes: ["orders:read"])
+        let notAllowed = harness.authorizeGET(H.authorizationParameters(scope: "openid orders:read"))
+        XCTAssertEqual(notAllowed.locationQuery["error_description"], "scope orders:read is not allowed for this client")
         let outsideSyntax = harness.authorizeGET(H.authorizationParameters(scope: "openid caf\u{E9}"))
         XCTAssertEqual(outsideSyntax.locationQuery["error"], "invalid_scope")
         XCTAssertEqual(outsideSyntax.locationQuery["error_description"], "scope holds a value that is not a scope token (RFC 6749 §3.3)")

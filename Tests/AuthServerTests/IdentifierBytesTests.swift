@@ -114,6 +114,7 @@ final class IdentifierBytesTests: SessionEndpointsTestCase {
     }
 
     func testScopeTokensOutsideTheRFCSyntaxAreInvalidScope() throws {
+        try issuer.services.apis.add(audience: "https://k.example.com", name: nil, scopes: ["api:K"])
         try issuer.clients.add(clientID: "kelvin-app", redirectURIs: [H.customSchemeRedirect], scopes: ["openid", "api:K"])
         let response = harness.authorizeGET(H.authorizationParameters(clientID: "kelvin-app", scope: "openid api:\u{212A}"))
         XCTAssertEqual(response.locationQuery["error"], "invalid_scope", "a lookalike of a registered scope is not that scope")

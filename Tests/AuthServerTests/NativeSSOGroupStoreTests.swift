@@ -17,7 +17,7 @@ final class NativeSSOGroupStoreTests: XCTestCase {
     override func tearDown() { issuer?.cleanUp() }
 
     func ensureDemo() throws {
-        try DemoData.ensure(issuer.services, password: "demo-password-123")
+        try DemoData.ensure(issuer.services, config: issuer.config, password: "demo-password-123")
     }
 
     func addClient(_ clientID: String, group: String?) throws {
@@ -83,12 +83,11 @@ final class NativeSSOGroupStoreTests: XCTestCase {
         let config = try GatehouseConfig(home: home, values: [:])
         let old = try SQLiteDatabase(path: config.databasePath)
         try Migrator.migrate(old, component: "issuer", migrations: SQLiteIssuerSchema.migrations.filter { $0.version <= 5 })
-        let clients = ClientRegistry(storage: SQLiteIssuerStorage(database: old, keysDirectory: config.keysDirectory),
-                                     hasher: TemporaryIssuer.fastHasher)
-        for clientID in DemoData.clientIDs {
-            try clients.add(clientID: clientID, redirectURIs: ["myapp:auth/callback"], scopes: DemoData.scopes, nativeSSOGroup: "demo")
+        // Rows as that release wrote them (today's store writes later columns).
+        for (clientID, group) in DemoData.clientIDs.map({ ($0, "demo") }) + [("acme-one", "acme")] {
+            try old.execute("INSERT INTO clients (client_id, scopes, native_sso_group, created_at) VALUES (?, ?, ?, 1)",
+                            [.text(clientID), .text(DemoData.scopes.joined(separator: " ")), .text(group)])
         }
-        try clients.add(clientID: "acme-one", redirectURIs: ["acme:cb"], scopes: DemoData.scopes, nativeSSOGroup: "acme")
         try old.execute("""
             INSERT INTO device_secrets (secret_hash, sid, user_id, client_id, device_id, created_at, expires_at)
             VALUES (?, 's1', 1, 'mobile-app-001', 'd1', 1, 4000000000)

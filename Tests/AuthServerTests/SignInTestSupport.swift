@@ -189,7 +189,7 @@ final class SignInHarness {
         clock = TestClock()
         issuer = try TemporaryIssuer(clock: clock.clock)
         try issuer.keys.rotate()
-        try DemoData.ensure(issuer.services, password: Self.password)
+        try DemoData.ensure(issuer.services, config: issuer.config, password: Self.password)
         alice = try XCTUnwrap(issuer.users.find(email: DemoData.email))
         authorize = AuthorizeResponder(services: issuer.services)
         login = try LoginResponder(services: issuer.services)

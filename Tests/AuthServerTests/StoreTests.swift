@@ -52,6 +52,7 @@ final class StoreTests: XCTestCase {
     }
 
     func testClientRegistrationRules() throws {
+        try DemoData.ensureAPIs(issuer.services, config: issuer.config, demo: true)
         let client = try issuer.clients.add(clientID: "app", redirectURIs: ["com.example.app:/cb", "https://app.example.com/cb", "http://127.0.0.1/cb"],
                                             postLogoutRedirectURIs: ["com.example.app:/bye"], scopes: ["openid", "api:serverA"], nativeSSOGroup: "g")
         XCTAssertFalse(client.isConfidential)
@@ -99,8 +100,8 @@ final class StoreTests: XCTestCase {
     }
 
     func testDemoDataMatchesTheContract() throws {
-        XCTAssertTrue(try DemoData.ensure(issuer.services, password: "demo-password"))
-        XCTAssertFalse(try DemoData.ensure(issuer.services, password: "other-pass"))
+        XCTAssertTrue(try DemoData.ensure(issuer.services, config: issuer.config, password: "demo-password"))
+        XCTAssertFalse(try DemoData.ensure(issuer.services, config: issuer.config, password: "other-pass"))
         let client = try XCTUnwrap(issuer.clients.find(clientID: "mobile-app-002"))
         XCTAssertEqual(client.nativeSSOGroup, "demo")
         XCTAssertEqual(Set(client.redirectURIs), ["myapp:auth/callback", "https://localhost:8443/mobile/postlogin.html", "http://127.0.0.1/callback"])

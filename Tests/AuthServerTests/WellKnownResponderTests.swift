@@ -62,10 +62,10 @@ final class WellKnownResponderTests: XCTestCase {
     }
 
     func testDiscoveryIsTruthful() throws {
-        let responder = try DiscoveryResponder(document: DiscoveryDocument(config: issuer.config))
+        let responder = try DiscoveryResponder(document: DiscoveryDocument(config: issuer.config), apis: issuer.services.apis)
         let response = try responder.respond(to: Request(method: "GET", path: "/.well-known/openid-configuration"))
         XCTAssertEqual(response.status, 200)
-        XCTAssertEqual(response.header("Cache-Control"), "public, max-age=3600")
+        XCTAssertEqual(response.header("Cache-Control"), "public, max-age=300")
         let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
         XCTAssertEqual(document["issuer"] as? String, "https://localhost:8443")
         XCTAssertEqual(document["jwks_uri"] as? String, "https://localhost:8443/.well-known/jwks.json")
@@ -75,6 +75,20 @@ final class WellKnownResponderTests: XCTestCase {
         XCTAssertTrue((document["token_endpoint_auth_methods_supported"] as? [String])?.contains("none") ?? false)
         XCTAssertEqual(document["authorization_response_iss_parameter_supported"] as? Bool, true)
         XCTAssertEqual(try responder.respond(to: Request(method: "DELETE", path: "/")).status, 405)
+    }
+
+    func testScopesSupportedFollowTheAPIRegistryWithoutARestart() throws {
+        let responder = try DiscoveryResponder(document: DiscoveryDocument(config: issuer.config), apis: issuer.services.apis)
+        func scopes() throws -> [String] {
+            let body = try responder.respond(to: Request(method: "GET", path: "/.well-known/openid-configuration")).body
+            return try XCTUnwrap((JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["scopes_supported"] as? [String])
+        }
+        XCTAssertEqual(try scopes(), ["openid", "profile", "email", "offline_access", "device_sso"])
+        // Another process (ssoctl) registers an API: the running responder lists its scopes.
+        try issuer.otherProcess().apis.add(audience: "https://orders.example.com", name: nil, scopes: ["orders:read", "orders:write"])
+        XCTAssertEqual(try scopes(), ["openid", "profile", "email", "offline_access", "device_sso", "orders:read", "orders:write"])
+        _ = try issuer.otherProcess().apis.remove(audience: "https://orders.example.com")
+        XCTAssertEqual(try scopes(), ["openid", "profile", "email", "offline_access", "device_sso"])
     }
 
     func testConfigRejectsBadValues() {

@@ -14,35 +14,136 @@ public final class ClientRegistry {
     let storage: any IssuerStorage
     let hasher: PasswordHasher
     let clock: Clock
+    let rules: ClientRules
     private var cached: [[UInt8]: Client] = [:]
     private var cachedAt: Int64?
 
-    public init(storage: any IssuerStorage, hasher: PasswordHasher = PasswordHasher(), clock: @escaping Clock = systemClock) {
+    public init(storage: any IssuerStorage, apis: APIRegistry, lifetimes: TokenLifetimes, hasher: PasswordHasher = PasswordHasher(),
+                clock: @escaping Clock = systemClock) {
         self.storage = storage
         self.hasher = hasher
         self.clock = clock
+        rules = ClientRules(apis: apis, lifetimes: lifetimes)
     }
 
     @discardableResult
     public func add(clientID: String, redirectURIs: [String], postLogoutRedirectURIs: [String] = [], scopes: [String],
                     nativeSSOGroup: String? = nil, secret: String? = nil) throws -> Client {
-        try Self.validate(clientID: clientID)
-        guard !redirectURIs.isEmpty else { throw ValidationError("a client needs at least one --redirect-uri") }
-        for uri in redirectURIs + postLogoutRedirectURIs { try RedirectURIRules.validateForRegistration(uri) }
-        let scopes = scopes.isEmpty ? ["openid"] : scopes
-        for scope in scopes { try Self.validate(scope: scope) }
-        if let nativeSSOGroup { try Self.validate(clientID: nativeSSOGroup, what: "native SSO group") }
-        if let secret, secret.count < 16 { throw ValidationError("a client secret must have at least 16 characters") }
-        let secretHash = try secret.map { try hasher.hash(password: $0) }
-        let client = Client(clientID: clientID, secretHash: secretHash, scopes: scopes, nativeSSOGroup: nativeSSOGroup,
-                            redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs)
+        try add(ClientRegistration(clientID: clientID, redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs,
+                                   scopes: scopes, nativeSSOGroup: nativeSSOGroup, secret: secret))
+    }
+
+    @discardableResult
+    public func add(_ registration: ClientRegistration) throws -> Client {
+        try Self.validate(clientID: registration.clientID)
+        let grantTypes = registration.grantTypes.isEmpty ? Client.defaultGrantTypes : registration.grantTypes
+        let signsUsersIn = grantTypes.containsBytes("authorization_code")
+        let scopes = registration.scopes.isEmpty && signsUsersIn ? ["openid"] : registration.scopes
+        let client = Client(
+            clientID: registration.clientID, secretHash: try registration.secret.map(hashSecret), scopes: Self.unique(scopes),
+            nativeSSOGroup: registration.nativeSSOGroup, redirectURIs: Self.unique(registration.redirectURIs),
+            postLogoutRedirectURIs: Self.unique(registration.postLogoutRedirectURIs), grantTypes: Self.unique(grantTypes),
+            requireDPoP: registration.requireDPoP, requirePAR: registration.requirePAR,
+            accessTokenLifetime: registration.accessTokenLifetime, refreshTokenLifetime: registration.refreshTokenLifetime,
+            iosAppID: registration.iosAppID, androidPackage: registration.androidPackage,
+            androidCertificateFingerprints: registration.androidCertificateFingerprints.map { $0.uppercased() })
+        try rules.check(client)
         cached.removeAll()
         return try storage.write { tx in
-            guard try tx.clients.find(clientID: clientID) == nil else { throw ValidationError("client \(clientID) already exists") }
+            guard try tx.clients.find(clientID: client.clientID) == nil else { throw ValidationError("client \(client.clientID) already exists") }
             try tx.clients.insert(client, at: clock())
-            guard let stored = try tx.clients.find(clientID: clientID) else { throw ValidationError("client \(clientID) vanished after insert") }
+            guard let stored = try tx.clients.find(clientID: client.clientID) else {
+                throw ValidationError("client \(client.clientID) vanished after insert")
+            }
             return stored
         }
+    }
+
+    /// Applies `changes` to the stored client, checks the result as `add`
+    /// would, and stores it; a refusal changes nothing.
+    @discardableResult
+    public func update(clientID: String, _ changes: ClientChanges) throws -> Client {
+        try Self.validate(clientID: clientID)
+        guard !changes.isEmpty else { throw ValidationError("nothing to change: give at least one option (see --help)") }
+        cached.removeAll()
+        return try storage.write { tx in
+            guard let stored = try tx.clients.find(clientID: clientID) else { throw ValidationError("no client \(clientID.debugDescription)") }
+            let client = try Self.applying(changes, to: stored)
+            try rules.check(client)
+            _ = try tx.clients.update(client)
+            return client
+        }
+    }
+
+    /// Replaces a confidential client's secret; the old one stops working
+    /// at once. A public client stays public (its app holds no secret).
+    public func replaceSecret(clientID: String, secret: String) throws {
+        try Self.validate(clientID: clientID)
+        let secretHash = try hashSecret(secret)
+        cached.removeAll()
+        try storage.write { tx in
+            guard var client = try tx.clients.find(clientID: clientID) else { throw ValidationError("no client \(clientID.debugDescription)") }
+            guard client.isConfidential else {
+                throw ValidationError("client \(clientID) is public (its app holds no secret); register a confidential client instead")
+            }
+            client.secretHash = secretHash
+            _ = try tx.clients.update(client)
+        }
+    }
+
+    /// Deletes the client and everything issued to it (ClientStore.delete);
+    /// its access tokens stop working at the issuer at once (the verifier
+    /// asks for the client) and at the APIs when they expire.
+    public func delete(clientID: String) throws {
+        try Self.validate(clientID: clientID)
+        cached.removeAll()
+        try storage.write { tx in
+            guard try tx.clients.delete(clientID: clientID) else { throw ValidationError("no client \(clientID.debugDescription)") }
+        }
+    }
+
+    /// RFC 6749 §2.3.1: the secret is kept only as a scrypt hash, verified
+    /// in constant time (PasswordHasher).
+    func hashSecret(_ secret: String) throws -> String {
+        guard secret.utf8.count >= 16 else { throw ValidationError("a client secret must have at least 16 characters") }
+        guard FormParameters.firstControlCharacter(in: secret) == nil else { throw ValidationError("a client secret has no control characters") }
+        return try hasher.hash(password: secret)
+    }
+
+    static func applying(_ changes: ClientChanges, to stored: Client) throws -> Client {
+        var client = stored
+        client.redirectURIs = try edit(client.redirectURIs, adding: changes.addRedirectURIs, removing: changes.removeRedirectURIs,
+                                       what: "redirect URI")
+        client.postLogoutRedirectURIs = try edit(client.postLogoutRedirectURIs, adding: changes.addPostLogoutRedirectURIs,
+                                                 removing: changes.removePostLogoutRedirectURIs, what: "post-logout redirect URI")
+        client.scopes = try edit(client.scopes, adding: changes.addScopes, removing: changes.removeScopes, what: "scope")
+        client.grantTypes = try edit(client.grantTypes, adding: changes.addGrantTypes, removing: changes.removeGrantTypes, what: "grant type")
+        if let value = changes.requireDPoP { client.requireDPoP = value }
+        if let value = changes.requirePAR { client.requirePAR = value }
+        if let value = changes.accessTokenLifetime { client.accessTokenLifetime = value == 0 ? nil : value }
+        if let value = changes.refreshTokenLifetime { client.refreshTokenLifetime = value == 0 ? nil : value }
+        if let value = changes.iosAppID { client.iosAppID = value.isEmpty ? nil : value }
+        if let value = changes.androidPackage { client.androidPackage = value.isEmpty ? nil : value }
+        if let value = changes.androidCertificateFingerprints { client.androidCertificateFingerprints = value.map { $0.uppercased() } }
+        return client
+    }
+
+    /// Removing a value the list does not hold is a mistake worth naming
+    /// (a typo would otherwise leave the old value in force).
+    static func edit(_ list: [String], adding: [String], removing: [String], what: String) throws -> [String] {
+        var result = list
+        for value in removing {
+            guard result.containsBytes(value) else { throw ValidationError("the client has no \(what) \(value.debugDescription)") }
+            result.removeAll { $0.bytesEqual(value) }
+        }
+        for value in adding where !result.containsBytes(value) { result.append(value) }
+        return result
+    }
+
+    static func unique(_ values: [String]) -> [String] {
+        var result: [String] = []
+        for value in values where !result.containsBytes(value) { result.append(value) }
+        return result
     }
 
     public func find(clientID: String) throws -> Client? {

@@ -24,7 +24,9 @@ public final class IssuerServices {
     public private(set) lazy var users = UserAccounts(storage: storage, hasher: hasher, clock: clock)
     public private(set) lazy var accountChanges = AccountChanges(storage: storage, users: users, clock: clock)
     public private(set) lazy var totp = TOTPEnrolments(storage: storage, sealer: TOTPSecretSealer(keys: sealingKeys), clock: clock)
-    public private(set) lazy var clients = ClientRegistry(storage: storage, hasher: hasher, clock: clock)
+    public private(set) lazy var apis = APIRegistry(storage: storage, clock: clock)
+    public private(set) lazy var clients = ClientRegistry(storage: storage, apis: apis, lifetimes: settings.lifetimes, hasher: hasher,
+                                                                         clock: clock)
     public private(set) lazy var nativeSSOGroups = NativeSSOGroups(storage: storage)
     public private(set) lazy var signingKeys = SigningKeys(storage: storage, clock: clock, tokenLifetime: settings.lifetimes.signingKeyRetention)
     public private(set) lazy var activeSigningKey = ActiveSigningKeyCache(keys: signingKeys)
@@ -39,7 +41,7 @@ public final class IssuerServices {
     public private(set) lazy var tokenIssuer = TokenIssuer(settings: settings, signingKeys: activeSigningKey, clock: clock)
     public private(set) lazy var idTokenHints = IDTokenHintVerifier(issuer: settings.issuer, keys: publishedKeys)
     public private(set) lazy var accessTokens = IssuerAccessTokenVerifier(issuer: settings.issuer, storage: storage, keys: publishedKeys,
-                                                                           clock: clock)
+                                                                           clients: clients, clock: clock)
     public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)
     public private(set) lazy var tokenLocator = PresentedTokenLocator(refreshTokens: refreshTokens, accessTokens: accessTokens)
 

@@ -2,25 +2,20 @@ import IssuerStorage
 import SSOCore
 
 /// What the issuer's logic needs to know about its deployment, and nothing
-/// else: no paths, no ports, no app-link ids. Made once from the
+/// else: no paths, no ports, no app-link ids, no API (those are registered). Made once from the
 /// configuration by the composition root.
 public struct IssuerSettings: Sendable {
     /// The issuer identifier (`iss`), an https origin.
     public var issuer: String
-    /// The APIs' origins: the audiences of their scopes.
-    public var apiAOrigin: String
-    public var apiBOrigin: String
     public var lifetimes: TokenLifetimes
 
-    public init(issuer: String, apiAOrigin: String, apiBOrigin: String, lifetimes: TokenLifetimes) {
+    public init(issuer: String, lifetimes: TokenLifetimes) {
         self.issuer = issuer
-        self.apiAOrigin = apiAOrigin
-        self.apiBOrigin = apiBOrigin
         self.lifetimes = lifetimes
     }
 
     public init(config: GatehouseConfig) {
-        self.init(issuer: config.issuer, apiAOrigin: config.apiAOrigin, apiBOrigin: config.apiBOrigin, lifetimes: TokenLifetimes(config: config))
+        self.init(issuer: config.issuer, lifetimes: TokenLifetimes(config: config))
     }
 }
 
@@ -43,6 +38,11 @@ public struct TokenLifetimes: Sendable {
         ssoSession = config.ssoSessionLifetime
         refreshGracePeriod = config.refreshGracePeriod
     }
+
+    /// A client's own access token lifetime, never above the issuer's.
+    public func accessToken(for client: Client) -> Int { min(client.accessTokenLifetime ?? accessToken, accessToken) }
+    /// A client's own refresh token lifetime, never above the issuer's.
+    public func refreshToken(for client: Client) -> Int { min(client.refreshTokenLifetime ?? refreshToken, refreshToken) }
 
     /// How long a superseded signing key stays published: the longest token
     /// lifetime it may have signed, plus a minute of clock leeway.

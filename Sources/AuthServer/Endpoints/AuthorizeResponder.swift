@@ -9,7 +9,8 @@ public final class AuthorizeResponder: Responder {
 
     public init(services: IssuerServices) {
         self.services = services
-        validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints)
+        validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints, apis: services.apis,
+                                                  issuer: services.settings.issuer)
     }
 
     public func respond(to request: Request) throws -> Response {

@@ -44,13 +44,14 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         introspection_endpoint_auth_methods_supported = ["client_secret_basic"]
         response_types_supported = ["code"]
         response_modes_supported = ["query"]
-        grant_types_supported = ["authorization_code", "refresh_token", TokenExchangeRequest.grantType]
+        grant_types_supported = ["authorization_code", "refresh_token", "client_credentials", TokenExchangeRequest.grantType]
         subject_types_supported = ["public"]
         id_token_signing_alg_values_supported = ["RS256"]
         // RFC 9700 §2.1.1: S256 only; "plain" is refused.
         code_challenge_methods_supported = ["S256"]
         token_endpoint_auth_methods_supported = ["none", "client_secret_basic"]
-        scopes_supported = ["openid", "profile", "email", "offline_access", "device_sso", "api:serverA", "api:serverB"]
+        // The standard ones; DiscoveryResponder adds every registered API's.
+        scopes_supported = StandardScopes.all
         claims_supported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "email", "email_verified", "name", "amr", "acr", "ds_hash", "di_hash"]
         acr_values_supported = ["urn:gatehouse:pwd", "urn:gatehouse:mfa"]
         // RFC 9207 §3: every authorization response carries `iss`.
@@ -61,17 +62,48 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     }
 }
 
-/// `GET /.well-known/openid-configuration`: the document is built once at
-/// start; configuration changes need a restart of this responder only.
-public struct DiscoveryResponder: Responder {
-    let response: Response
+/// `GET /.well-known/openid-configuration`. The document is configuration
+/// plus the registered APIs' scopes (`scopes_supported`, OIDC Discovery §3:
+/// "JSON array containing a list of the OAuth 2.0 scope values that this
+/// server supports"). It is encoded once and again only when the storage's
+/// change marker moves; while the database is out of reach the last
+/// document keeps being served (discovery must answer during an outage).
+public final class DiscoveryResponder: Responder {
+    let document: DiscoveryDocument
+    let apis: APIRegistry?
+    private var response: Response
+    private var scopes: [String]
 
-    public init(document: DiscoveryDocument) throws {
-        response = try Response.json(document, headers: [("Cache-Control", "public, max-age=3600")])
+    /// `apis` nil: the standard scopes only (a document without storage).
+    public init(document: DiscoveryDocument, apis: APIRegistry?) throws {
+        self.document = document
+        self.apis = apis
+        scopes = document.scopes_supported
+        response = try Self.encode(document)
+        refresh()
+    }
+
+    static func encode(_ document: DiscoveryDocument) throws -> Response {
+        try Response.json(document, headers: [("Cache-Control", "public, max-age=300")])
+    }
+
+    /// Re-encodes when the registered scopes changed; keeps the last
+    /// document when they cannot be read.
+    func refresh() {
+        guard let apis, let current = try? apis.supportedScopes(), current != scopes,
+              let encoded = try? Self.encode(with(scopes: current)) else { return }
+        (scopes, response) = (current, encoded)
+    }
+
+    func with(scopes: [String]) -> DiscoveryDocument {
+        var changed = document
+        changed.scopes_supported = scopes
+        return changed
     }
 
     public func respond(to request: Request) throws -> Response {
         guard request.method == "GET" || request.method == "HEAD" else { return .methodNotAllowed(allowed: ["GET", "HEAD"]) }
+        refresh()
         return response
     }
 }

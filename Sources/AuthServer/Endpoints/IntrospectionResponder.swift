@@ -117,12 +117,12 @@ public final class IntrospectionResponder: Responder {
         body.token_use = "access_token"
         body.client_id = active.claims.client_id
         body.sub = active.claims.sub
-        body.username = active.user.email
+        body.username = active.user?.email
         body.scope = active.claims.scope
         body.exp = active.claims.exp
         body.iat = active.claims.iat
         body.nbf = active.claims.nbf
-        body.auth_time = active.session.authTime
+        body.auth_time = active.session?.authTime
         body.aud = active.claims.aud.values
         body.iss = active.claims.iss
         body.jti = active.claims.jti

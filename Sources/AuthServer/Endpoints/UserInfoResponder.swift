@@ -53,7 +53,7 @@ public final class UserInfoResponder: Responder {
     }
 
     /// The active token, or the RFC 6750 error that explains the refusal.
-    func authorize(_ request: Request) throws -> ActiveAccessToken {
+    func authorize(_ request: Request) throws -> (claims: PresentedAccessToken, user: User) {
         guard case .token(let token) = try BearerAuthorization.extract(from: request) else {
             throw IssuerBearerError(.missingToken, "an access token is required (Authorization: Bearer)")
         }
@@ -70,7 +70,11 @@ public final class UserInfoResponder: Responder {
         guard active.claims.scopes.contains("openid") else {
             throw IssuerBearerError(.insufficientScope, "the access token was not issued with scope openid", requiredScope: "openid")
         }
-        return active
+        // A machine client's token speaks for no user (and never has openid).
+        guard let user = active.user else {
+            throw IssuerBearerError(.insufficientScope, "the access token speaks for no user", requiredScope: "openid")
+        }
+        return (active.claims, user)
     }
 
     /// Client-safe wording per reason; the token holder may learn why its
@@ -86,6 +90,7 @@ public final class UserInfoResponder: Responder {
         case .revoked: "the access token has been revoked"
         case .sessionEnded: "the sign-in session of the access token has ended"
         case .userDisabled: "the account of the access token is disabled"
+        case .clientDeleted: "the client of the access token is no longer registered"
         }
     }
 }

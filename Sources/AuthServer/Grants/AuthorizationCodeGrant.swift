@@ -12,6 +12,11 @@ public final class AuthorizationCodeGrant {
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
+        // RFC 6749 §5.2 unauthorized_client: "The authenticated client is
+        // not authorized to use this authorization grant type."
+        guard client.allows(grantType: "authorization_code") else {
+            throw OAuthError(.unauthorizedClient, "this client may not use the authorization_code grant")
+        }
         guard let code = try form.single("code") else { throw OAuthError.invalidRequest("code is required") }
         // RFC 6749 §4.1.3: redirect_uri REQUIRED if it was in the
         // authorization request (OIDC makes it required there, so here too).
@@ -23,13 +28,15 @@ public final class AuthorizationCodeGrant {
         // Native SSO seed profile: the device id the ID token may get bound
         // to (di_hash; DeviceIDBinding decides).
         let deviceID = try DeviceIDParameter.parse(form)
+        let resources = try ResourceIndicator.parse(form)
+        let apis = try services.apis.all()
 
         let jti = SecureRandom.token(byteCount: 16)
         // Chosen before the redemption, which records both (a proven replay
         // revokes them); the family stays empty without offline_access.
         let issuing = CodeIssue(familyID: SecureRandom.token(byteCount: 16), jti: jti)
         let lifetimes = services.settings.lifetimes
-        let issued: (record: AuthorizationCodeGrantRecord, user: User, refreshToken: String?, deviceSecret: String?)
+        let issued: (record: AuthorizationCodeGrantRecord, user: User, refreshToken: String?, deviceSecret: String?, target: TokenTarget)
         do {
             issued = try services.storage.write { tx in
                 // RFC 7636 §4.6: BASE64URL-ENCODE(SHA256(ASCII(code_verifier))) == code_challenge,
@@ -43,12 +50,15 @@ public final class AuthorizationCodeGrant {
                                                   detail: "session ended or expired, or user \(record.userID) disabled or gone")
                 }
                 let (user, session) = (signIn.user, signIn.session)
+                // RFC 8707 §2.2: resource at the token endpoint narrows this
+                // access token; a wrong one rolls the redemption back.
+                let target = try TokenTarget.select(scope: record.scope, resources: resources, apis: apis, issuer: services.settings.issuer)
                 var refreshToken: String?
                 // OIDC Core §11: refresh tokens only with offline_access.
-                if record.scope.contains("offline_access") {
+                if record.scope.contains("offline_access") && client.allows(grantType: "refresh_token") {
                     refreshToken = try services.refreshTokens.issue(familyID: issuing.familyID, clientID: client.clientID, userID: user.id,
                                                                     sid: record.sid, scope: record.scope, authTime: record.authTime,
-                                                                    lifetime: lifetimes.refreshToken, tx).token
+                                                                    lifetime: lifetimes.refreshToken(for: client), tx).token
                 }
                 // Native SSO §3.1: with the device_sso scope "the Authorization
                 // Server ... return[s] a device_secret" (paraphrased), bound to
@@ -58,21 +68,23 @@ public final class AuthorizationCodeGrant {
                     ? try services.deviceSecrets.issue(sid: record.sid, userID: user.id, clientID: client.clientID, deviceID: deviceID,
                                                        scope: record.scope, codeHash: SecretHash.of(code), expiresAt: session.expiresAt, tx).secret
                     : nil
-                return (record, user, refreshToken, deviceSecret)
+                return (record, user, refreshToken, deviceSecret, target)
             }
         } catch let failure as CodeRedemptionFailure {
             if case .reused(let familyID, let previousJTI) = failure { try revokeWhatTheFirstUseIssued(code, familyID, previousJTI) }
             throw Self.error(for: failure, clientID: client.clientID)
         }
+        let accessTokenLifetime = lifetimes.accessToken(for: client)
         var grant = TokenGrant(user: issued.user, clientID: client.clientID, scope: issued.record.scope, sid: issued.record.sid,
-                               authTime: issued.record.authTime, nonce: issued.record.nonce, jti: jti, amr: issued.record.amr)
+                               authTime: issued.record.authTime, nonce: issued.record.nonce, jti: jti, amr: issued.record.amr,
+                               target: issued.target, accessTokenLifetime: accessTokenLifetime)
         // Native SSO §3.4.1: ds_hash and sid bind the ID token to the device
         // secret; the seed profile's di_hash to the device id, where allowed.
         grant.dsHash = issued.deviceSecret.map(NativeSSOHash.of)
         grant.diHash = try deviceIDBinding.diHash(deviceID: deviceID, grantedScope: issued.record.scope, client: client)
         let tokens = try services.tokenIssuer.sign(grant)
-        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: lifetimes.accessToken,
-                                     refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: grant.scope.joined(separator: " "))
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: accessTokenLifetime,
+                                     refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: issued.target.scope.joined(separator: " "))
         body.device_secret = issued.deviceSecret
         return body
     }

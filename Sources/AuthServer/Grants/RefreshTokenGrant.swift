@@ -14,19 +14,36 @@ public final class RefreshTokenGrant {
     }
 
     public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
+        // RFC 6749 §5.2 unauthorized_client.
+        guard client.allows(grantType: "refresh_token") else {
+            throw OAuthError(.unauthorizedClient, "this client may not use the refresh_token grant")
+        }
         guard let token = try form.single("refresh_token") else { throw OAuthError.invalidRequest("refresh_token is required") }
         let requested = try form.single("scope").map(ScopeParameter.parse)
+        let resources = try ResourceIndicator.parse(form)
+        let apis = try services.apis.all()
+        let issuer = services.settings.issuer
+        // What the family's scope still means now: a scope the client is no
+        // longer registered for, or whose API was removed, is not issued
+        // again (an administrator's change takes effect at the next refresh).
+        func current(_ scope: [String]) -> [String] {
+            scope.filter { token in client.scopes.containsBytes(token)
+                && (StandardScopes.contains(token) || apis.contains { $0.scopes.containsBytes(token) }) }
+        }
         let deviceID = try DeviceIDParameter.parse(form)
         let presentedDeviceSecret = try form.single("device_secret")
         // RFC 6749 §6: "The requested scope MUST NOT include any scope not
         // originally granted by the resource owner, and if omitted is treated
         // as equal to the scope originally granted." Checked before rotation.
-        let outcome = try rotation.present(token, clientID: client.clientID, lifetime: services.settings.lifetimes.refreshToken,
+        let outcome = try rotation.present(token, clientID: client.clientID, lifetime: services.settings.lifetimes.refreshToken(for: client),
                                            gracePeriod: services.settings.lifetimes.refreshGracePeriod) { presented in
-            if let requested, let wider = requested.first(where: { !presented.scope.containsBytes($0) }) {
+            if let requested, let wider = requested.first(where: { !current(presented.scope).containsBytes($0) }) {
                 throw OAuthError(.invalidScope, "\(ScopeParameter.named(wider)) exceeds the original grant",
-                                 detail: "refresh asked for scope \(wider.debugDescription), not in family \(presented.familyID)")
+                                 detail: "refresh asked for scope \(wider.debugDescription), not in family \(presented.familyID) as it stands")
             }
+            // RFC 8707 §2.2: checked before the rotation commits.
+            let scope = requested.map { requested in current(presented.scope).filter(requested.containsBytes) } ?? current(presented.scope)
+            _ = try TokenTarget.select(scope: scope, resources: resources, apis: apis, issuer: issuer)
         }
         let successor: String, record: RefreshTokenRecord
         switch outcome {
@@ -37,7 +54,9 @@ public final class RefreshTokenGrant {
             throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked",
                                           detail: "refresh token reuse detected; family \(familyID) revoked")
         }
-        let scope = requested.map { requested in record.scope.filter(requested.containsBytes) } ?? record.scope
+        let scope = requested.map { requested in current(record.scope).filter(requested.containsBytes) } ?? current(record.scope)
+        let target = try TokenTarget.select(scope: scope, resources: resources, apis: apis, issuer: issuer)
+        let accessTokenLifetime = services.settings.lifetimes.accessToken(for: client)
         guard let signIn = try services.sessions.liveSignIn(sid: record.sid), signIn.user.id == record.userID else {
             throw OAuthError.invalidGrant("the user can no longer sign in")
         }
@@ -45,13 +64,14 @@ public final class RefreshTokenGrant {
         // OIDC Core §12.2: the new ID token keeps sub, aud and the original
         // auth_time; it carries no nonce (none was sent with this request).
         var grant = TokenGrant(user: user, clientID: client.clientID, scope: scope, sid: record.sid, authTime: record.authTime,
-                               nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: session.amr)
+                               nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: session.amr, target: target,
+                               accessTokenLifetime: accessTokenLifetime)
         let deviceSecret = try deviceSecret(presented: presentedDeviceSecret, record: record, clientID: client.clientID)
         grant.dsHash = deviceSecret.record?.dsHash
         grant.diHash = try diHash(deviceID: deviceID, deviceSecret: deviceSecret.record, record: record, client: client)
         let tokens = try services.tokenIssuer.sign(grant)
-        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: services.settings.lifetimes.accessToken,
-                                     refresh_token: successor, id_token: tokens.idToken, scope: scope.joined(separator: " "))
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: accessTokenLifetime,
+                                     refresh_token: successor, id_token: tokens.idToken, scope: target.scope.joined(separator: " "))
         body.device_secret = deviceSecret.echoed
         return body
     }

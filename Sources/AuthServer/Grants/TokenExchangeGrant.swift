@@ -33,19 +33,22 @@ public final class TokenExchangeGrant {
             guard outcome.scope.contains("offline_access") else { return (outcome, nil) }
             let refresh = try services.refreshTokens.issue(familyID: nil, clientID: client.clientID, userID: outcome.user.id,
                                                            sid: outcome.session.sid, scope: outcome.scope, authTime: outcome.session.authTime,
-                                                           lifetime: services.settings.lifetimes.refreshToken, tx)
+                                                           lifetime: services.settings.lifetimes.refreshToken(for: client), tx)
             return (outcome, refresh.token)
         }
         let (outcome, refreshToken) = issued
         // Native SSO §4.4: the id_token is app #2's own (aud = app #2), in
         // the same session (sid), with the session's auth_time and amr.
+        let target = try TokenTarget.select(scope: outcome.scope, resources: nil, apis: services.apis.all(), issuer: services.settings.issuer)
+        let accessTokenLifetime = services.settings.lifetimes.accessToken(for: client)
         let grant = TokenGrant(user: outcome.user, clientID: client.clientID, scope: outcome.scope, sid: outcome.session.sid,
-                               authTime: outcome.session.authTime, nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: outcome.session.amr)
+                               authTime: outcome.session.authTime, nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: outcome.session.amr,
+                               target: target, accessTokenLifetime: accessTokenLifetime)
         let tokens = try services.tokenIssuer.sign(grant)
         // RFC 8693 §2.2.1: "issued_token_type REQUIRED"; "token_type REQUIRED
         // ... If the issued token is an access token ... the value of this
         // parameter MUST be ... Bearer".
-        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: services.settings.lifetimes.accessToken,
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: accessTokenLifetime,
                                      refresh_token: refreshToken, id_token: tokens.idToken, scope: outcome.scope.joined(separator: " "))
         body.issued_token_type = TokenExchangeRequest.accessTokenType
         return body

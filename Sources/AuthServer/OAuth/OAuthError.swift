@@ -24,6 +24,8 @@ public struct OAuthError: Error, Equatable {
         case temporarilyUnavailable = "temporarily_unavailable"
         /// RFC 8693 §2.2.2: an audience or resource the server will not issue for.
         case invalidTarget = "invalid_target"
+        /// RFC 9449 §5: the DPoP proof is missing or not acceptable.
+        case invalidDPoPProof = "invalid_dpop_proof"
     }
 
     public let code: Code

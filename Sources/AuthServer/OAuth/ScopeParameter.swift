@@ -27,6 +27,16 @@ public enum ScopeParameter {
         return scope
     }
 
+    /// RFC 6749 §5.2 invalid_scope: "The requested scope is invalid,
+    /// unknown, malformed, or exceeds the scope granted by the resource
+    /// owner." Known: a standard scope, or one a registered API owns.
+    public static func checkKnown(_ scope: [String], apis: APIRegistry) throws {
+        if let unknown = try scope.first(where: { try !apis.isKnown($0) }) {
+            throw OAuthError(.invalidScope, "\(named(unknown)) is unknown to this server",
+                             detail: "scope \(unknown.debugDescription) is neither standard nor owned by a registered API")
+        }
+    }
+
     /// RFC 6749 §3.3: "The authorization server MAY fully or partially ignore
     /// the scope requested by the client, based on the authorization server
     /// policy"; here a scope the client is not registered for is refused, and

@@ -14,16 +14,18 @@ public struct PresentedAccessToken: Decodable, Equatable, Sendable {
     public let jti: String
     public let client_id: String
     public let scope: String
-    public let sid: String
+    /// Absent only from a machine client's token (client_credentials).
+    public let sid: String?
 
     public var scopes: [Substring] { scope.split(separator: " ") }
 }
 
-/// An access token that is good right now, with the account it speaks for.
+/// An access token that is good right now, with the account it speaks for:
+/// none for a machine client's own token (no `sid`, `sub` = the client).
 public struct ActiveAccessToken: Sendable {
     public let claims: PresentedAccessToken
-    public let user: User
-    public let session: SSOSession
+    public let user: User?
+    public let session: SSOSession?
 }
 
 /// Verifies access tokens the issuer signed, offline with its own published
@@ -37,12 +39,15 @@ public final class IssuerAccessTokenVerifier {
     let issuer: String
     let signed: IssuerSignedJWT
     let storage: any IssuerStorage
+    let clients: ClientRegistry
     let clock: Clock
 
-    public init(issuer: String, storage: any IssuerStorage, keys: PublishedSigningKeyCache, clock: @escaping Clock = systemClock) {
+    public init(issuer: String, storage: any IssuerStorage, keys: PublishedSigningKeyCache, clients: ClientRegistry,
+                clock: @escaping Clock = systemClock) {
         self.issuer = issuer
         signed = IssuerSignedJWT(keys: keys)
         self.storage = storage
+        self.clients = clients
         self.clock = clock
     }
 
@@ -66,9 +71,24 @@ public final class IssuerAccessTokenVerifier {
     public func active(_ claims: PresentedAccessToken, leeway: Int64 = IssuerAccessTokenVerifier.leeway) throws -> ActiveAccessToken {
         try checkTimeWindow(claims, now: clock(), leeway: leeway)
         try checkNotRevoked(claims)
+        try checkClient(claims)
+        guard let sid = claims.sid else {
+            // Only a machine client's token has no sid, and it speaks for
+            // the client itself (TokenIssuer.signMachineToken).
+            guard claims.sub.bytesEqual(claims.client_id) else { throw TokenRejection(.malformed, "a user's token without sid") }
+            return ActiveAccessToken(claims: claims, user: nil, session: nil)
+        }
         let user = try checkUser(claims)
-        let session = try checkSession(claims, user: user)
+        let session = try checkSession(sid: sid, user: user)
         return ActiveAccessToken(claims: claims, user: user, session: session)
+    }
+
+    /// A deleted client's tokens stop working at the issuer at once
+    /// (`ssoctl client delete`); a client registered again under the same
+    /// id is another client, so the check is on the registration's
+    /// existence now, read from the cache the change marker keeps fresh.
+    func checkClient(_ claims: PresentedAccessToken) throws {
+        guard try clients.find(clientID: claims.client_id) != nil else { throw TokenRejection(.clientDeleted, "client no longer registered") }
     }
 
     // RFC 9068 §4: "verify that the "typ" header value is "at+jwt" or
@@ -119,8 +139,8 @@ public final class IssuerAccessTokenVerifier {
 
     /// A token is bound to the SSO session it was issued in (its `sid`):
     /// logout, expiry or `ssoctl sessions revoke` end it.
-    func checkSession(_ claims: PresentedAccessToken, user: User) throws -> SSOSession {
-        guard let session = try storage.read.sessions.live(sid: claims.sid, now: clock()), session.userID == user.id else {
+    func checkSession(sid: String, user: User) throws -> SSOSession {
+        guard let session = try storage.read.sessions.live(sid: sid, now: clock()), session.userID == user.id else {
             throw TokenRejection(.sessionEnded, "session ended")
         }
         return session

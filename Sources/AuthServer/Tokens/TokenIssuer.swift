@@ -1,7 +1,13 @@
 import IssuerStorage
 import SSOCore
 
-/// Access token claims (RFC 9068 §2.2, plus sid, auth_time, email, roles).
+/// Access token claims (RFC 9068 §2.2, plus sid, auth_time, email, roles
+/// for a user's token). A machine client's token (client_credentials)
+/// speaks for no user: `sub` is the client id and the user's claims are
+/// absent (RFC 9068 §2.2: "In cases of access tokens obtained through
+/// grants where no resource owner is involved, such as the client
+/// credentials grant, the value of sub SHOULD correspond to an identifier
+/// the authorization server uses to indicate the client application").
 public struct AccessTokenClaims: Codable, Equatable, Sendable {
     public let iss: String
     public let sub: String
@@ -12,10 +18,10 @@ public struct AccessTokenClaims: Codable, Equatable, Sendable {
     public let jti: String
     public let client_id: String
     public let scope: String
-    public let sid: String
-    public let auth_time: Int64
-    public let email: String
-    public let roles: [String]
+    public let sid: String?
+    public let auth_time: Int64?
+    public let email: String?
+    public let roles: [String]?
 }
 
 /// ID token claims (OIDC Core §2, §5.1 for email/name by scope).
@@ -51,6 +57,10 @@ public struct TokenGrant: Sendable {
     public let nonce: String?
     public let jti: String
     public let amr: [String]
+    /// The access token's audience and scope (TokenTarget.select).
+    public let target: TokenTarget
+    /// Seconds (TokenLifetimes.accessToken(for:)).
+    public let accessTokenLifetime: Int
     /// Native SSO bindings for the ID token (NativeSSOHash values).
     public var diHash: String? = nil
     public var dsHash: String? = nil
@@ -69,22 +79,23 @@ public final class TokenIssuer {
         self.clock = clock
     }
 
-    /// The resource servers a token may be presented to, from its scopes.
-    /// Without an API scope the token is only good at the issuer itself
-    /// (userinfo), so its audience is the issuer.
-    public func audience(for scope: [String]) -> [String] {
-        var audience: [String] = []
-        if scope.contains("api:serverA") { audience.append(settings.apiAOrigin) }
-        if scope.contains("api:serverB") { audience.append(settings.apiBOrigin) }
-        return audience.isEmpty ? [settings.issuer] : audience
-    }
-
     public func accessTokenClaims(_ grant: TokenGrant) -> AccessTokenClaims {
         let now = clock()
         return AccessTokenClaims(
-            iss: settings.issuer, sub: grant.user.subject, aud: audience(for: grant.scope), exp: now + Int64(settings.lifetimes.accessToken),
-            iat: now, nbf: now, jti: grant.jti, client_id: grant.clientID, scope: grant.scope.joined(separator: " "), sid: grant.sid,
+            iss: settings.issuer, sub: grant.user.subject, aud: grant.target.audience, exp: now + Int64(grant.accessTokenLifetime),
+            iat: now, nbf: now, jti: grant.jti, client_id: grant.clientID, scope: grant.target.scope.joined(separator: " "), sid: grant.sid,
             auth_time: grant.authTime, email: grant.user.email, roles: grant.user.roles)
+    }
+
+    /// RFC 6749 §4.4.3 with RFC 9068: a machine client's own access token.
+    public func signMachineToken(clientID: String, target: TokenTarget, lifetime: Int) throws -> String {
+        let now = clock()
+        let claims = AccessTokenClaims(
+            iss: settings.issuer, sub: clientID, aud: target.audience, exp: now + Int64(lifetime), iat: now, nbf: now,
+            jti: SecureRandom.token(byteCount: 16), client_id: clientID, scope: target.scope.joined(separator: " "), sid: nil,
+            auth_time: nil, email: nil, roles: nil)
+        let (kid, key) = try signingKeys.signingKey()
+        return try JWTSigner.sign(claims, header: JWTHeader(kid: kid, typ: "at+jwt"), key: key)
     }
 
     public func idTokenClaims(_ grant: TokenGrant) -> IDTokenClaims {

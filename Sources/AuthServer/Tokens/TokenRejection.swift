@@ -8,7 +8,7 @@ import SSOCore
 public struct TokenRejection: Error, Equatable, CustomStringConvertible {
     public enum Reason: String, Sendable {
         case malformed, unsupportedAlgorithm, wrongType, unknownKey, invalidSignature, wrongIssuer
-        case expired, notYetValid, revoked, sessionEnded, userDisabled
+        case expired, notYetValid, revoked, sessionEnded, userDisabled, clientDeleted
     }
     public let reason: Reason
     public let detail: String

@@ -1,0 +1,73 @@
+import IssuerStorage
+
+/// Everything `ssoctl client add` can say about a new client.
+public struct ClientRegistration: Sendable {
+    public var clientID: String
+    public var redirectURIs: [String]
+    public var postLogoutRedirectURIs: [String]
+    /// Empty: `openid` for a sign-in client; a machine client must name its API scopes.
+    public var scopes: [String]
+    public var nativeSSOGroup: String?
+    /// A confidential client's secret (client_secret_basic); nil: public.
+    public var secret: String?
+    /// Empty: authorization_code and refresh_token.
+    public var grantTypes: [String]
+    public var requireDPoP: Bool
+    public var requirePAR: Bool
+    public var accessTokenLifetime: Int?
+    public var refreshTokenLifetime: Int?
+    public var iosAppID: String?
+    public var androidPackage: String?
+    public var androidCertificateFingerprints: [String]
+
+    public init(clientID: String, redirectURIs: [String] = [], postLogoutRedirectURIs: [String] = [], scopes: [String] = [],
+                nativeSSOGroup: String? = nil, secret: String? = nil, grantTypes: [String] = [], requireDPoP: Bool = false,
+                requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
+                androidPackage: String? = nil, androidCertificateFingerprints: [String] = []) {
+        self.clientID = clientID
+        self.redirectURIs = redirectURIs
+        self.postLogoutRedirectURIs = postLogoutRedirectURIs
+        self.scopes = scopes
+        self.nativeSSOGroup = nativeSSOGroup
+        self.secret = secret
+        self.grantTypes = grantTypes
+        self.requireDPoP = requireDPoP
+        self.requirePAR = requirePAR
+        self.accessTokenLifetime = accessTokenLifetime
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.iosAppID = iosAppID
+        self.androidPackage = androidPackage
+        self.androidCertificateFingerprints = androidCertificateFingerprints
+    }
+}
+
+/// What `ssoctl client update` changes; nil or empty leaves a setting as it is.
+public struct ClientChanges: Sendable {
+    public var addRedirectURIs: [String] = []
+    public var removeRedirectURIs: [String] = []
+    public var addPostLogoutRedirectURIs: [String] = []
+    public var removePostLogoutRedirectURIs: [String] = []
+    public var addScopes: [String] = []
+    public var removeScopes: [String] = []
+    public var addGrantTypes: [String] = []
+    public var removeGrantTypes: [String] = []
+    public var requireDPoP: Bool?
+    public var requirePAR: Bool?
+    /// 0 returns to the issuer's lifetime.
+    public var accessTokenLifetime: Int?
+    public var refreshTokenLifetime: Int?
+    /// "" removes it.
+    public var iosAppID: String?
+    public var androidPackage: String?
+    /// Replaces the list when not nil.
+    public var androidCertificateFingerprints: [String]?
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        addRedirectURIs.isEmpty && removeRedirectURIs.isEmpty && addPostLogoutRedirectURIs.isEmpty && removePostLogoutRedirectURIs.isEmpty
+            && addScopes.isEmpty && removeScopes.isEmpty && addGrantTypes.isEmpty && removeGrantTypes.isEmpty && requireDPoP == nil
+            && requirePAR == nil && accessTokenLifetime == nil && refreshTokenLifetime == nil && iosAppID == nil && androidPackage == nil
+            && androidCertificateFingerprints == nil
+    }
+}

@@ -1,0 +1,64 @@
+import IssuerStorage
+import SSOCore
+
+/// What a client's settings must satisfy, whether it is being added or
+/// changed: checked on the whole client, so an update cannot reach a
+/// state `add` would refuse. Each refusal names the bad value.
+struct ClientRules {
+    /// RFC 7591 §2 grant type names this issuer implements for registered
+    /// clients (the Native SSO token exchange follows the group instead).
+    static let grantTypes = ["authorization_code", "refresh_token", "client_credentials"]
+
+    let apis: APIRegistry
+    let lifetimes: TokenLifetimes
+
+    func check(_ client: Client) throws {
+        try ClientRegistry.validate(clientID: client.clientID)
+        for grant in client.grantTypes where !Self.grantTypes.containsBytes(grant) {
+            throw ValidationError("unknown grant type \(grant.debugDescription) (one of \(Self.grantTypes.joined(separator: ", ")))")
+        }
+        guard !client.grantTypes.isEmpty else { throw ValidationError("a client needs at least one grant type") }
+        let signsUsersIn = client.allows(grantType: "authorization_code")
+        if client.allows(grantType: "refresh_token") && !signsUsersIn {
+            throw ValidationError("refresh_token needs the authorization_code grant (refresh tokens come from sign-ins)")
+        }
+        // RFC 6749 §4.4: "The client credentials grant type MUST only be
+        // used by confidential clients."
+        if client.allows(grantType: "client_credentials") && !client.isConfidential {
+            throw ValidationError("client_credentials is for confidential clients: give a secret with --secret-stdin")
+        }
+        if signsUsersIn && client.redirectURIs.isEmpty { throw ValidationError("a client that signs users in needs at least one --redirect-uri") }
+        for uri in client.redirectURIs + client.postLogoutRedirectURIs { try RedirectURIRules.validateForRegistration(uri) }
+        try checkScopes(client, signsUsersIn: signsUsersIn)
+        if let group = client.nativeSSOGroup { try ClientRegistry.validate(clientID: group, what: "native SSO group") }
+        try checkLifetime(client.accessTokenLifetime, maximum: lifetimes.accessToken, option: "--access-token-ttl")
+        try checkLifetime(client.refreshTokenLifetime, maximum: lifetimes.refreshToken, option: "--refresh-token-ttl")
+        try AppIdentity.check(iosAppID: client.iosAppID, androidPackage: client.androidPackage,
+                              fingerprints: client.androidCertificateFingerprints)
+    }
+
+    /// Every scope is a scope token the issuer knows (a standard one or a
+    /// registered API's); a machine client has API scopes only.
+    func checkScopes(_ client: Client, signsUsersIn: Bool) throws {
+        for scope in client.scopes {
+            try ClientRegistry.validate(scope: scope)
+            guard try apis.isKnown(scope) else {
+                throw ValidationError("unknown scope \(scope) (register the API that owns it first: ssoctl api add AUDIENCE --scope \(scope))")
+            }
+        }
+        if !signsUsersIn {
+            if let standard = client.scopes.first(where: StandardScopes.contains) {
+                throw ValidationError("scope \(standard) is for clients that sign users in; a machine client has API scopes only")
+            }
+            guard !client.scopes.isEmpty else { throw ValidationError("a machine client needs at least one API --scope") }
+        }
+    }
+
+    /// Seconds, at least one, at most the issuer's own maximum.
+    func checkLifetime(_ value: Int?, maximum: Int, option: String) throws {
+        guard let value else { return }
+        guard (1...maximum).contains(value) else {
+            throw ValidationError("\(option) \(value) is outside 1...\(maximum) (the issuer's maximum; 0 returns to it)")
+        }
+    }
+}
