@@ -79,4 +79,8 @@ public protocol AuthorizationCodeStore {
     /// get `.refused` with the code as it stands (a read that changes nothing).
     func redeem(codeHash: [UInt8], clientID: String, redirectURI: String, codeChallenge: String, now: Int64,
                 issuing: CodeIssue) throws -> CodeRedemption
+    /// Deletes every code issued to the user, used or not (erasure);
+    /// returns how many. A deleted code is unknown: redeeming it is
+    /// `invalid_grant`.
+    func deleteAll(userID: Int64) throws -> Int
 }

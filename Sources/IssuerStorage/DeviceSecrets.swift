@@ -35,4 +35,7 @@ public protocol DeviceSecretStore: DeviceSecretReads {
     func insert(_ record: DeviceSecretRecord, codeHash: [UInt8]?, createdAt: Int64) throws
     func revokeAll(sid: String, at now: Int64) throws
     func revokeAll(issuedByCodeHash codeHash: [UInt8], at now: Int64) throws
+    /// Deletes every device secret of the user, in any state (erasure);
+    /// returns how many.
+    func deleteAll(userID: Int64) throws -> Int
 }

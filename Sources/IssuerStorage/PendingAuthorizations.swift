@@ -67,4 +67,8 @@ public protocol PendingAuthorizationStore: PendingAuthorizationReads {
     func consumeMarked(secretHash: [UInt8], userID: Int64, now: Int64, markedAfter: Int64) throws -> PendingAuthorization?
     /// Forgets every mark for `userID` (password change, disabling).
     func clearMarks(userID: Int64) throws
+    /// Deletes every request marked for `userID` (password verified, code
+    /// step pending) or answerable only by `subject` (an `id_token_hint`
+    /// named it): erasure; returns how many. Other users' requests stay.
+    func deleteAll(userID: Int64, subject: String) throws -> Int
 }

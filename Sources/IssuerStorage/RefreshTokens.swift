@@ -84,6 +84,9 @@ public protocol RefreshTokenStore: RefreshTokenReads {
     func revokeAll(sid: String, at now: Int64) throws
     /// Every token of the user (password change, disabling).
     func revokeAll(userID: Int64, at now: Int64) throws
+    /// Deletes every token of the user, in any state (erasure); returns how
+    /// many. A deleted token is unknown: presenting it is `invalid_grant`.
+    func deleteAll(userID: Int64) throws -> Int
 }
 
 public protocol RevokedAccessTokenReads {

@@ -80,4 +80,8 @@ public protocol SSOSessionStore: SSOSessionReads {
     func end(sid: String, at now: Int64) throws
     /// Ends every live session of the user; returns their sids.
     func endAll(userID: Int64, at now: Int64) throws -> [String]
+    /// Deletes every session row of the user, live, ended or expired
+    /// (erasure); returns how many. What is bound to them (refresh tokens,
+    /// device secrets, codes) is the caller's to delete in the same write unit.
+    func deleteAll(userID: Int64) throws -> Int
 }

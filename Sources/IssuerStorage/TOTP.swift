@@ -21,4 +21,8 @@ public protocol TOTPStore: TOTPReads {
     /// one gets true; false when this step or a later one was accepted
     /// before (RFC 6238 §5.2: one-time use).
     func accept(step: Int64, userID: Int64) throws -> Bool
+    /// Deletes `userID`'s seed: the next sign-in asks for the password only,
+    /// and a sign-in waiting for a code can no longer complete. False when
+    /// there was none.
+    func remove(userID: Int64) throws -> Bool
 }

@@ -56,6 +56,17 @@ public protocol UserStore: UserReads {
     func insert(_ user: NewUser) throws -> User
     func setPasswordHash(_ hash: String, userID: Int64) throws
     func setDisabled(_ disabled: Bool, userID: Int64) throws
+    /// Sets the name, the roles, or both of `userID` (nil keeps the stored
+    /// value) and returns the user as it now is; nil, and nothing changed,
+    /// when there is no such user.
+    func update(name: String?, roles: [String]?, userID: Int64) throws -> User?
+    /// Deletes the user row (its TOTP credential goes with it) and says
+    /// whether there was one. Sessions reference the user, so they must be
+    /// deleted first in the same write unit (a remaining one makes this
+    /// throw); rows that name the user without a reference (tokens, codes,
+    /// device secrets, pending requests, the throttle counter) are the
+    /// caller's to delete too: the issuer's AccountChanges.delete does all of it.
+    func delete(userID: Int64) throws -> Bool
 }
 
 /// The ASCII-only case folding the email lookup uses, in one place, so both

@@ -41,6 +41,18 @@ final class PostgreSQLUserStore: UserStore {
         try connection.execute("UPDATE users SET disabled = $1 WHERE id = $2", [PostgreSQLValue(disabled), .integer(userID)])
     }
 
+    func update(name: String?, roles: [String]?, userID: Int64) throws -> User? {
+        try connection.queryOne("""
+            UPDATE users SET name = coalesce($1::text, name), roles = coalesce($2::text, roles) WHERE id = $3 RETURNING \(Self.columns)
+            """, [PostgreSQLValue(name), PostgreSQLValue(roles.map(StoredList.encode)), .integer(userID)]).map { Self.user($0) }
+    }
+
+    /// `totp_credentials` goes by ON DELETE CASCADE; `sso_sessions` has no
+    /// cascade and refuses (SQLSTATE 23503).
+    func delete(userID: Int64) throws -> Bool {
+        try connection.execute("DELETE FROM users WHERE id = $1", [.integer(userID)]) == 1
+    }
+
     /// `columns`, from column `first` of `row` on.
     static func user(_ row: PostgreSQLRow, from first: Int = 0) -> User {
         User(id: row.int(first), subject: row.string(first + 1), email: row.string(first + 2), name: row.string(first + 3),
@@ -68,6 +80,10 @@ final class PostgreSQLTOTPStore: TOTPStore {
     func accept(step: Int64, userID: Int64) throws -> Bool {
         try connection.execute("UPDATE totp_credentials SET last_used_step = $1 WHERE user_id = $2 AND last_used_step < $1",
                                [.integer(step), .integer(userID)]) == 1
+    }
+
+    func remove(userID: Int64) throws -> Bool {
+        try connection.execute("DELETE FROM totp_credentials WHERE user_id = $1", [.integer(userID)]) == 1
     }
 }
 

@@ -63,6 +63,11 @@ final class PostgreSQLSSOSessionStore: SSOSessionStore {
                              [.integer(now), .integer(userID)]).map { $0.string(0) }
     }
 
+    /// Indexed on user_id.
+    func deleteAll(userID: Int64) throws -> Int {
+        try connection.execute("DELETE FROM sso_sessions WHERE user_id = $1", [.integer(userID)])
+    }
+
     static func session(_ row: PostgreSQLRow) -> SSOSession {
         SSOSession(sid: row.string(0), userID: row.int(1), authTime: row.int(2), expiresAt: row.int(3), amr: StoredList.decodeAMR(row.string(4)))
     }
@@ -133,6 +138,11 @@ final class PostgreSQLPendingAuthorizationStore: PendingAuthorizationStore {
             UPDATE pending_authorizations SET password_verified_user_id = NULL, password_verified_at = NULL
             WHERE password_verified_user_id = $1
             """, [.integer(userID)])
+    }
+
+    func deleteAll(userID: Int64, subject: String) throws -> Int {
+        try connection.execute("DELETE FROM pending_authorizations WHERE password_verified_user_id = $1 OR expected_subject = $2",
+                               [.integer(userID), .text(subject)])
     }
 
     static func pending(_ row: PostgreSQLRow) -> PendingAuthorization {

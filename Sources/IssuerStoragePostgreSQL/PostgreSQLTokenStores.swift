@@ -40,6 +40,10 @@ final class PostgreSQLAuthorizationCodeStore: AuthorizationCodeStore {
                            usedAt: $0.optionalInt(4), issuedFamilyID: $0.optionalString(5), issuedJTI: $0.optionalString(6))
         })
     }
+
+    func deleteAll(userID: Int64) throws -> Int {
+        try connection.execute("DELETE FROM authorization_codes WHERE user_id = $1", [.integer(userID)])
+    }
 }
 
 /// `refresh_tokens`, by the hash of the token, grouped in families.
@@ -91,6 +95,11 @@ final class PostgreSQLRefreshTokenStore: RefreshTokenStore {
     func revokeAll(userID: Int64, at now: Int64) throws {
         try connection.execute("UPDATE refresh_tokens SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
                                [.integer(now), .integer(userID)])
+    }
+
+    /// Indexed on user_id.
+    func deleteAll(userID: Int64) throws -> Int {
+        try connection.execute("DELETE FROM refresh_tokens WHERE user_id = $1", [.integer(userID)])
     }
 
     static func record(_ row: PostgreSQLRow) -> RefreshTokenRecord {
@@ -151,6 +160,10 @@ final class PostgreSQLDeviceSecretStore: DeviceSecretStore {
     func revokeAll(issuedByCodeHash codeHash: [UInt8], at now: Int64) throws {
         try connection.execute("UPDATE device_secrets SET revoked_at = $1 WHERE code_hash = $2 AND revoked_at IS NULL",
                                [.integer(now), .bytes(codeHash)])
+    }
+
+    func deleteAll(userID: Int64) throws -> Int {
+        try connection.execute("DELETE FROM device_secrets WHERE user_id = $1", [.integer(userID)])
     }
 
     static func record(_ row: PostgreSQLRow) -> DeviceSecretRecord {

@@ -36,4 +36,8 @@ final class SQLiteAuthorizationCodeStore: AuthorizationCodeStore {
                            usedAt: $0.optionalInt(4), issuedFamilyID: $0.optionalString(5), issuedJTI: $0.optionalString(6))
         })
     }
+
+    func deleteAll(userID: Int64) throws -> Int {
+        try database.execute("DELETE FROM authorization_codes WHERE user_id = ?", [.integer(userID)])
+    }
 }

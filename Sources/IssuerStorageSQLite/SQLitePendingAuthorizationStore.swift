@@ -61,6 +61,11 @@ final class SQLitePendingAuthorizationStore: PendingAuthorizationStore {
             """, [.integer(userID)])
     }
 
+    func deleteAll(userID: Int64, subject: String) throws -> Int {
+        try database.execute("DELETE FROM pending_authorizations WHERE password_verified_user_id = ? OR expected_subject = ?",
+                             [.integer(userID), .text(subject)])
+    }
+
     static func pending(_ row: SQLiteRow) -> PendingAuthorization {
         let request = AuthorizationRequest(
             clientID: row.string(0), redirectURI: row.string(1), scope: StoredList.decode(row.string(2)), state: row.optionalString(3),

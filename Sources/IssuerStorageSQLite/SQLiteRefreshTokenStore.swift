@@ -50,6 +50,12 @@ final class SQLiteRefreshTokenStore: RefreshTokenStore {
                              [.integer(now), .integer(userID)])
     }
 
+    /// No index on user_id in SQLite: a scan, as in `revokeAll(userID:)`;
+    /// rare (an account's erasure) and one statement.
+    func deleteAll(userID: Int64) throws -> Int {
+        try database.execute("DELETE FROM refresh_tokens WHERE user_id = ?", [.integer(userID)])
+    }
+
     static func record(_ row: SQLiteRow) -> RefreshTokenRecord {
         RefreshTokenRecord(familyID: row.string(0), clientID: row.string(1), userID: row.int(2), sid: row.string(3),
                            scope: StoredList.decode(row.string(4)), authTime: row.int(5), expiresAt: row.int(6))
@@ -106,6 +112,10 @@ final class SQLiteDeviceSecretStore: DeviceSecretStore {
     func revokeAll(issuedByCodeHash codeHash: [UInt8], at now: Int64) throws {
         try database.execute("UPDATE device_secrets SET revoked_at = ? WHERE code_hash = ? AND revoked_at IS NULL",
                              [.integer(now), .blob(codeHash)])
+    }
+
+    func deleteAll(userID: Int64) throws -> Int {
+        try database.execute("DELETE FROM device_secrets WHERE user_id = ?", [.integer(userID)])
     }
 
     static func record(_ row: SQLiteRow) -> DeviceSecretRecord {

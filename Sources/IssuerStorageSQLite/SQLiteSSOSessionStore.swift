@@ -65,6 +65,11 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
                            [.integer(now), .integer(userID)]).map { $0.string(0) }
     }
 
+    /// Indexed on user_id.
+    func deleteAll(userID: Int64) throws -> Int {
+        try database.execute("DELETE FROM sso_sessions WHERE user_id = ?", [.integer(userID)])
+    }
+
     static func session(_ row: SQLiteRow) -> SSOSession {
         SSOSession(sid: row.string(0), userID: row.int(1), authTime: row.int(2), expiresAt: row.int(3), amr: StoredList.decodeAMR(row.string(4)))
     }

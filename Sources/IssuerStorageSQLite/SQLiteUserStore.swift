@@ -41,6 +41,18 @@ final class SQLiteUserStore: UserStore {
         try database.execute("UPDATE users SET disabled = ? WHERE id = ?", [SQLiteValue(disabled), .integer(userID)])
     }
 
+    func update(name: String?, roles: [String]?, userID: Int64) throws -> User? {
+        try database.queryOne("""
+            UPDATE users SET name = coalesce(?, name), roles = coalesce(?, roles) WHERE id = ? RETURNING \(Self.columns)
+            """, [SQLiteValue(name), SQLiteValue(roles.map(StoredList.encode)), .integer(userID)]).map { Self.user($0) }
+    }
+
+    /// `totp_credentials` goes by ON DELETE CASCADE (foreign keys are on:
+    /// SQLiteDatabase); `sso_sessions` has no cascade and refuses.
+    func delete(userID: Int64) throws -> Bool {
+        try database.execute("DELETE FROM users WHERE id = ?", [.integer(userID)]) == 1
+    }
+
     /// `columns`, from column `first` of `row` on.
     static func user(_ row: SQLiteRow, from first: Int = 0) -> User {
         User(id: row.int(first), subject: row.string(first + 1), email: row.string(first + 2), name: row.string(first + 3),
@@ -69,5 +81,9 @@ final class SQLiteTOTPStore: TOTPStore {
     func accept(step: Int64, userID: Int64) throws -> Bool {
         try database.execute("UPDATE totp_credentials SET last_used_step = ? WHERE user_id = ? AND last_used_step < ?",
                              [.integer(step), .integer(userID), .integer(step)]) == 1
+    }
+
+    func remove(userID: Int64) throws -> Bool {
+        try database.execute("DELETE FROM totp_credentials WHERE user_id = ?", [.integer(userID)]) == 1
     }
 }

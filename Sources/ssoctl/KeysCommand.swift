@@ -8,10 +8,14 @@ struct KeysCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List signing keys: next (published, not signing yet), active, published (superseded, tokens may live), expired, retired.")
+            abstract: "List signing keys: next (published, not signing yet), active, published (superseded, tokens may live), expired, retired.",
+            discussion: "--json: an array of {kid, state, created_at, activates_at, retired_at} (seconds since the epoch), newest first.")
+        @Flag(help: "Print a JSON array of objects.") var json = false
+
         func run() throws {
             let context = try Context.open()
             let keys = attempt { try context.keys.all() }
+            if json { return printJSON(keys.map(SigningKeyJSON.init)) }
             printTable(["KID", "STATE", "CREATED", "SIGNS_FROM", "RETIRED"], keys.map {
                 [$0.kid, $0.state.rawValue, formatTime($0.createdAt), formatTime($0.activatesAt), formatTime($0.retiredAt)]
             })

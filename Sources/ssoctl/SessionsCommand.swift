@@ -9,17 +9,19 @@ struct SessionsCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List SSO sessions, newest first: sid, user, sign-in time, creation, expiry, state, methods.",
-            discussion: "STATE is active, ended (logout, revoke, password change, disabling), expired or user-disabled.")
+            discussion: """
+                STATE is active, ended (logout, revoke, password change, disabling), expired or user-disabled. --json: an \
+                array of {sid, email, state, amr, auth_time, created_at, expires_at, ended_at} (seconds since the epoch).
+                """)
         @Argument(help: "Only this user's sessions.") var email: String?
+        @Flag(help: "Print a JSON array of objects.") var json = false
 
         func run() throws {
             let context = try Context.open()
             var userID: Int64?
-            if let email {
-                guard let user = attempt({ try context.users.find(email: email) }) else { fail("no user with email \(email)") }
-                userID = user.id
-            }
+            if let email { userID = attempt { try context.users.existing(email: email) }.id }
             let sessions = attempt { try context.services.sessions.list(userID: userID) }
+            if json { return printJSON(sessions.map(SessionJSON.init)) }
             printTable(["SID", "USER", "AUTH_TIME", "CREATED", "EXPIRES", "STATE", "AMR"], sessions.map {
                 [$0.sid, $0.email, formatTime($0.authTime), formatTime($0.createdAt), formatTime($0.expiresAt), $0.state.rawValue,
                  $0.amr.joined(separator: ",")]

@@ -2,22 +2,34 @@ import ArgumentParser
 import AuthServer
 import IssuerStorage
 
-/// `ssoctl user totp EMAIL`: enrols (or re-enrols) TOTP for a user.
+/// `ssoctl user totp EMAIL`: enrols (or re-enrols) TOTP for a user;
+/// `--remove` deletes the enrolment (a lost phone).
 struct TOTPCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "totp",
-        abstract: "Enrol a user in TOTP and print the otpauth:// URI for their authenticator app.",
+        abstract: "Enrol a user in TOTP and print the otpauth:// URI for their authenticator app; --remove deletes the enrolment.",
         discussion: """
             Makes a new random 160-bit seed (RFC 6238: SHA-1, 6 digits, 30 s) and prints the otpauth:// URI once, on \
             standard output; show it to the user as a QR code (e.g. qrencode -t ansiutf8). Enrolling again replaces the \
             seed: codes from the old one stop working at once. From the next sign-in on, the user enters a code after \
             the password. The seed is stored sealed (AES-256-GCM) under $GATEHOUSE_HOME/keys/totp-seal.key.
+
+            --remove (a lost phone) deletes the seed: from the next sign-in on, the password alone signs the user in, \
+            until they are enrolled again. Their sessions stay; if the phone may be in other hands, end them too \
+            (ssoctl sessions list EMAIL, ssoctl sessions revoke SID, or a password change).
             """)
     @Argument(help: "The user's email address.") var email: String
+    @Flag(help: "Delete the user's TOTP enrolment instead: the next sign-in asks for the password only.") var remove = false
 
     func run() throws {
         let context = try Context.open()
-        guard let user = attempt({ try context.users.find(email: email) }) else { fail("no user with email \(email)") }
+        if remove {
+            let result = attempt { try context.services.accountChanges.removeTOTP(email: email) }
+            print(result.removed ? "removed TOTP for \(result.user.email): the next sign-in asks for the password only"
+                                 : "\(result.user.email) has no TOTP enrolment; nothing changed")
+            return
+        }
+        let user = attempt { try context.users.existing(email: email) }
         let secret = attempt { try context.services.totp.enrol(userID: user.id) }
         print(OTPAuthURI.totp(email: user.email, secret: secret))
     }

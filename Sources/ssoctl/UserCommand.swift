@@ -4,8 +4,10 @@ import IssuerStorage
 
 struct UserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Add, change, disable and list users; enrol TOTP.",
-        subcommands: [Add.self, Passwd.self, Disable.self, List.self, TOTPCommand.self])
+        commandName: "user", abstract: "Add, change, disable, unlock, delete and list users; enrol or remove TOTP.",
+        discussion: "EMAIL finds the account whatever the case of its ASCII letters; one with a control character is refused.",
+        subcommands: [Add.self, Passwd.self, Update.self, Disable.self, Enable.self, Unlock.self, Delete.self, List.self,
+                      TOTPCommand.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")
@@ -52,11 +54,89 @@ struct UserCommand: ParsableCommand {
         }
     }
 
+    struct Enable: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Enable a disabled user: they may sign in again.",
+            discussion: "The sessions and refresh tokens that disabling ended stay ended.")
+        @Argument(help: "The user's email address.") var email: String
+
+        func run() throws {
+            let context = try Context.open()
+            let result = attempt { try context.services.accountChanges.enable(email: email) }
+            print(result.wasDisabled ? "enabled \(result.user.email)" : "\(result.user.email) was not disabled; nothing changed")
+        }
+    }
+
+    struct Unlock: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Clear a user's failed sign-in lock: the right password signs in at once.",
+            discussion: """
+                Forgets the account's failure counter (5 failures in 15 minutes lock it). The counters of client \
+                addresses stay: a locked address is not unlocked by this.
+                """)
+        @Argument(help: "The user's email address.") var email: String
+
+        func run() throws {
+            let context = try Context.open()
+            let result = attempt { try context.services.accountChanges.unlock(email: email) }
+            if let lockedUntil = result.lockedUntil {
+                print("unlocked \(result.user.email) (the lock would have ended at \(formatTime(lockedUntil)))")
+            } else {
+                print("\(result.user.email) was not locked; its failure count starts afresh")
+            }
+        }
+    }
+
+    struct Update: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a user's name or roles (at least one of --name, --role).",
+            discussion: """
+                The next tokens carry the change: the name in the ID token and at userinfo, the roles in the access \
+                token. Sessions stay.
+                """)
+        @Argument(help: "The user's email address.") var email: String
+        @Option(help: "The user's new full name.") var name: String?
+        @Option(help: "A role (repeatable): the roles given replace the user's whole list.") var role: [String] = []
+
+        func run() throws {
+            guard name != nil || !role.isEmpty else { fail("nothing to change for \(email): give --name NAME or --role ROLE") }
+            let context = try Context.open()
+            let user = attempt { try context.services.accountChanges.update(email: email, name: name, roles: role.isEmpty ? nil : role) }
+            print("updated \(user.email): name \(user.name.debugDescription), roles \(user.roles.joined(separator: ","))")
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Erase a user: the account, its sessions, tokens, device secrets, codes, TOTP seed and lock.",
+            discussion: """
+                All in one transaction. Running responders refuse the user's tokens at once (refresh: invalid_grant; \
+                userinfo and introspection: the access token is no longer active); the resource servers, which \
+                validate offline, honour an access token until it expires. Adding the address again later makes a new \
+                account with a new sub.
+                """)
+        @Argument(help: "The user's email address.") var email: String
+
+        func run() throws {
+            let context = try Context.open()
+            let erased = attempt { try context.services.accountChanges.delete(email: email) }
+            print("deleted user \(erased.user.email) (sub \(erased.user.subject)); ended \(erased.endedSessions) live session(s); deleted "
+                  + "\(erased.sessions) session(s), \(erased.refreshTokens) refresh token(s), \(erased.deviceSecrets) device secret(s), "
+                  + "\(erased.authorizationCodes) authorization code(s), \(erased.pendingAuthorizations) pending sign-in(s)"
+                  + (erased.totp ? ", the TOTP seed" : ""))
+        }
+    }
+
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List users.")
+        static let configuration = CommandConfiguration(
+            abstract: "List users.",
+            discussion: "--json: an array of {email, name, roles, disabled, sub}, by email.")
+        @Flag(help: "Print a JSON array of objects.") var json = false
+
         func run() throws {
             let context = try Context.open()
             let users = attempt { try context.users.list() }
+            if json { return printJSON(users.map(UserJSON.init)) }
             printTable(["EMAIL", "NAME", "ROLES", "STATE", "SUB"],
                        users.map { [$0.email, $0.name, $0.roles.joined(separator: ","), $0.disabled ? "disabled" : "active", $0.subject] })
         }

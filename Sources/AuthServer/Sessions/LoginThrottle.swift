@@ -100,6 +100,19 @@ public final class LoginThrottle {
         try storage.read.loginThrottle.lockedUntil(key: Self.accountKey(account), now: clock()) != nil
     }
 
+    /// Forgets the counter of the stored account `userID` (the one every
+    /// spelling of its address shares): its lock, and the failures towards
+    /// one, in the caller's write unit. Per-address counters stay: they
+    /// count what one client did to every account. Returns when the lock
+    /// ended, if it was locked at `now`.
+    @discardableResult
+    public static func forgetAccount(userID: Int64, _ tx: any IssuerWrites, now: Int64) throws -> Int64? {
+        let key = accountKey(.user(id: userID))
+        let lockedUntil = try tx.loginThrottle.lockedUntil(key: key, now: now)
+        try tx.loginThrottle.reset(key: key)
+        return lockedUntil
+    }
+
     // MARK: Keys
 
     /// The account key: the stored account's id, or, for an unknown email,

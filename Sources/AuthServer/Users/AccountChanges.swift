@@ -14,6 +14,12 @@ public struct AccountChangeResult: Equatable, Sendable {
 /// two-step sign-in (password checked, TOTP pending) is forgotten. Someone
 /// who learnt the old password, or holds a stolen cookie or refresh token,
 /// is out the moment the change commits.
+///
+/// The other administrative changes of an account (enabling, name and
+/// roles, unlocking, removing TOTP, erasure: AccountErasure.swift) are here
+/// too, each in one write unit that finds the account and changes it. Every
+/// refusal (an unknown address, one with a control character, a value the
+/// rules refuse) is a ValidationError thrown before anything is written.
 public final class AccountChanges {
     let storage: any IssuerStorage
     let users: UserAccounts
@@ -27,7 +33,7 @@ public final class AccountChanges {
 
     @discardableResult
     public func changePassword(email: String, password: String) throws -> AccountChangeResult {
-        guard let user = try users.find(email: email) else { throw ValidationError("no user with email \(email)") }
+        let user = try users.existing(email: email)
         let hash = try users.newPasswordHash(password)
         return try storage.write { tx in
             try tx.users.setPasswordHash(hash, userID: user.id)
@@ -37,10 +43,64 @@ public final class AccountChanges {
 
     @discardableResult
     public func disable(email: String) throws -> AccountChangeResult {
-        guard let user = try users.find(email: email) else { throw ValidationError("no user with email \(email)") }
+        let user = try users.existing(email: email)
         return try storage.write { tx in
             try tx.users.setDisabled(true, userID: user.id)
             return try endSignIns(of: user, tx)
+        }
+    }
+
+    /// Undoes `disable`: the user may sign in again. What disabling ended
+    /// stays ended. `user` is the account as it was found; `wasDisabled` is
+    /// false when there was nothing to undo (and nothing changed).
+    @discardableResult
+    public func enable(email: String) throws -> (user: User, wasDisabled: Bool) {
+        try storage.write { tx in
+            let user = try UserAccounts.existing(email: email, in: tx.users)
+            if user.disabled { try tx.users.setDisabled(false, userID: user.id) }
+            return (user, user.disabled)
+        }
+    }
+
+    /// Changes the name, the roles (the whole list), or both, under the
+    /// rules `UserAccounts.add` applies; at least one must be given. The
+    /// next tokens carry them (ID token and userinfo: name; access token:
+    /// roles); sessions stay.
+    @discardableResult
+    public func update(email: String, name: String?, roles: [String]?) throws -> User {
+        guard name != nil || roles != nil else { throw ValidationError("nothing to change for \(email): give a name or roles") }
+        if let name { try UserAccounts.validate(name: name) }
+        if let roles { try UserAccounts.validate(roles: roles) }
+        return try storage.write { tx in
+            let user = try UserAccounts.existing(email: email, in: tx.users)
+            guard let changed = try tx.users.update(name: name, roles: roles, userID: user.id) else {
+                throw ValidationError("no user with email \(email)")
+            }
+            return changed
+        }
+    }
+
+    /// Clears the account's failed sign-in lock (and its count towards
+    /// one): the right password signs in at once. Per-address counters
+    /// stay. `lockedUntil`: when the lock would have ended, nil when the
+    /// account was not locked.
+    @discardableResult
+    public func unlock(email: String) throws -> (user: User, lockedUntil: Int64?) {
+        try storage.write { tx in
+            let user = try UserAccounts.existing(email: email, in: tx.users)
+            return (user, try LoginThrottle.forgetAccount(userID: user.id, tx, now: clock()))
+        }
+    }
+
+    /// Deletes the user's TOTP seed (a lost phone): the next sign-in asks
+    /// for the password only. Sessions stay (end them with `endSession` or
+    /// a password change if the phone may be in other hands). `removed` is
+    /// false when the user had none (and nothing changed).
+    @discardableResult
+    public func removeTOTP(email: String) throws -> (user: User, removed: Bool) {
+        try storage.write { tx in
+            let user = try UserAccounts.existing(email: email, in: tx.users)
+            return (user, try tx.totp.remove(userID: user.id))
         }
     }
 

@@ -18,7 +18,7 @@ public final class UserAccounts {
         try Self.validate(email: email)
         try Self.validate(name: name)
         try Self.validate(password: password)
-        for role in roles { try Self.validate(role: role) }
+        try Self.validate(roles: roles)
         let hash = try hasher.hash(password: password)
         return try storage.write { tx in
             guard try tx.users.find(email: email) == nil else { throw ValidationError("a user with email \(email) already exists") }
@@ -28,6 +28,24 @@ public final class UserAccounts {
     }
 
     public func find(email: String) throws -> User? { try storage.read.users.find(email: email) }
+
+    /// The account `email` names, for a change an administrator asked for.
+    /// Identifiers are bytes: an address with a control character is
+    /// refused before any lookup (one byte of them once split an account
+    /// in two); an unknown one is refused by name.
+    public func existing(email: String) throws -> User {
+        try Self.existing(email: email, in: storage.read.users)
+    }
+
+    /// `existing(email:)` in `users`: a write unit's store, so the account
+    /// is found and changed in one transaction.
+    static func existing(email: String, in users: any UserReads) throws -> User {
+        if FormParameters.firstControlCharacter(in: email) != nil {
+            throw ValidationError("the email \(email.debugDescription) contains a control character")
+        }
+        guard let user = try users.find(email: email) else { throw ValidationError("no user with email \(email)") }
+        return user
+    }
     public func find(id: Int64) throws -> User? { try storage.read.users.find(id: id) }
     public func find(subject: String) throws -> User? { try storage.read.users.find(subject: subject) }
     public func list() throws -> [User] { try storage.read.users.list() }
@@ -61,6 +79,10 @@ public final class UserAccounts {
     static func validate(password: String) throws {
         guard password.count >= 8 else { throw ValidationError("the password must have at least 8 characters") }
         guard password.utf8.count <= 1024 else { throw ValidationError("the password must be at most 1024 bytes") }
+    }
+
+    static func validate(roles: [String]) throws {
+        for role in roles { try validate(role: role) }
     }
 
     static func validate(role: String) throws {
