@@ -29,12 +29,10 @@ struct APICommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List registered APIs.")
         @Flag(help: "Print a JSON array of objects.") var json = false
 
-        struct Row: Encodable { let audience: String; let name: String; let scopes: [String] }
-
         func run() throws {
             let context = try Context.open()
             let apis = attempt { try context.services.apis.all() }
-            if json { return printJSON(apis.map { Row(audience: $0.audience, name: $0.name, scopes: $0.scopes) }) }
+            if json { return printJSON(apis.map(APIJSON.init)) }
             printTable(["AUDIENCE", "NAME", "SCOPES"], apis.map { [$0.audience, $0.name, $0.scopes.joined(separator: " ")] })
         }
     }

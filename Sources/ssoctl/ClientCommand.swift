@@ -137,45 +137,10 @@ struct ClientCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List clients.")
         @Flag(help: "Print a JSON array of objects.") var json = false
 
-        /// Never the secret or its hash: only whether there is one.
-        struct Row: Encodable {
-            let client_id: String
-            let type: String
-            let grant_types: [String]
-            let scopes: [String]
-            let redirect_uris: [String]
-            let post_logout_redirect_uris: [String]
-            let native_sso_group: String?
-            let require_dpop: Bool
-            let require_par: Bool
-            let access_token_ttl: Int?
-            let refresh_token_ttl: Int?
-            let ios_app_id: String?
-            let android_package: String?
-            let android_cert_fingerprints: [String]
-
-            init(_ client: Client) {
-                client_id = client.clientID
-                type = client.isConfidential ? "confidential" : "public"
-                grant_types = client.grantTypes
-                scopes = client.scopes
-                redirect_uris = client.redirectURIs
-                post_logout_redirect_uris = client.postLogoutRedirectURIs
-                native_sso_group = client.nativeSSOGroup
-                require_dpop = client.requireDPoP
-                require_par = client.requirePAR
-                access_token_ttl = client.accessTokenLifetime
-                refresh_token_ttl = client.refreshTokenLifetime
-                ios_app_id = client.iosAppID
-                android_package = client.androidPackage
-                android_cert_fingerprints = client.androidCertificateFingerprints
-            }
-        }
-
         func run() throws {
             let context = try Context.open()
             let clients = attempt { try context.clients.list() }
-            if json { return printJSON(clients.map(Row.init)) }
+            if json { return printJSON(clients.map(ClientJSON.init)) }
             printTable(["CLIENT_ID", "TYPE", "GRANTS", "GROUP", "SCOPES", "REDIRECT_URIS", "POST_LOGOUT_URIS"], clients.map {
                 [$0.clientID, $0.isConfidential ? "confidential" : "public", $0.grantTypes.joined(separator: ","), $0.nativeSSOGroup ?? "-",
                  $0.scopes.joined(separator: " "), $0.redirectURIs.joined(separator: " "), $0.postLogoutRedirectURIs.joined(separator: " ")]

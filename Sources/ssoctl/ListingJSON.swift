@@ -98,3 +98,49 @@ struct SessionJSON: Encodable {
         try container.encode(endedAt, forKey: .endedAt)   // null while not ended
     }
 }
+
+/// `ssoctl client list --json`: never the secret or its hash, only the
+/// client's type.
+struct ClientJSON: Encodable {
+    let client: Client
+
+    init(_ client: Client) { self.client = client }
+
+    enum CodingKeys: String, CodingKey {
+        case clientID = "client_id", type, grantTypes = "grant_types", scopes, redirectURIs = "redirect_uris"
+        case postLogoutRedirectURIs = "post_logout_redirect_uris", nativeSSOGroup = "native_sso_group", requireDPoP = "require_dpop"
+        case requirePAR = "require_par", accessTokenTTL = "access_token_ttl", refreshTokenTTL = "refresh_token_ttl"
+        case iosAppID = "ios_app_id", androidPackage = "android_package", androidCertificateFingerprints = "android_cert_fingerprints"
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(client.clientID, forKey: .clientID)
+        try container.encode(client.isConfidential ? "confidential" : "public", forKey: .type)
+        try container.encode(client.grantTypes, forKey: .grantTypes)
+        try container.encode(client.scopes, forKey: .scopes)
+        try container.encode(client.redirectURIs, forKey: .redirectURIs)
+        try container.encode(client.postLogoutRedirectURIs, forKey: .postLogoutRedirectURIs)
+        try container.encode(client.nativeSSOGroup, forKey: .nativeSSOGroup)   // null when in no group
+        try container.encode(client.requireDPoP, forKey: .requireDPoP)
+        try container.encode(client.requirePAR, forKey: .requirePAR)
+        try container.encode(client.accessTokenLifetime, forKey: .accessTokenTTL)   // null: the issuer's
+        try container.encode(client.refreshTokenLifetime, forKey: .refreshTokenTTL)
+        try container.encode(client.iosAppID, forKey: .iosAppID)
+        try container.encode(client.androidPackage, forKey: .androidPackage)
+        try container.encode(client.androidCertificateFingerprints, forKey: .androidCertificateFingerprints)
+    }
+}
+
+/// `ssoctl api list --json`.
+struct APIJSON: Encodable {
+    let audience: String
+    let name: String
+    let scopes: [String]
+
+    init(_ api: RegisteredAPI) {
+        audience = api.audience
+        name = api.name
+        scopes = api.scopes
+    }
+}

@@ -60,15 +60,6 @@ func printTable(_ header: [String], _ rows: [[String]]) {
     }
 }
 
-/// `--json` output of a list command: one JSON array of objects, keys
-/// sorted, so scripts can rely on it.
-func printJSON<T: Encodable>(_ value: T) {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    guard let data = try? encoder.encode(value) else { fail("cannot encode the list as JSON") }
-    print(String(decoding: data, as: UTF8.self))
-}
-
 extension Context {
     /// Rewrites the app-link association files after a client change, where
     /// `ssoctl setup` put them (`$GATEHOUSE_HOME/applinks`, both layouts);
