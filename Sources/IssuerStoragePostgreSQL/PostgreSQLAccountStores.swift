@@ -145,7 +145,14 @@ final class PostgreSQLClientStore: ClientStore {
         return true
     }
 
+    /// At READ COMMITTED a rotation or code exchange committing while this
+    /// runs could leave a row the DELETE's snapshot did not see, alive for a
+    /// client registered again under the same id. The lock (rare: an
+    /// administrator's command) waits for in-flight writers of the token
+    /// tables and holds new ones until this commits, so every DELETE below
+    /// sees all there is.
     func delete(clientID: String) throws -> Bool {
+        try connection.executeScript("LOCK TABLE refresh_tokens, authorization_codes, device_secrets IN SHARE ROW EXCLUSIVE MODE")
         for table in ["refresh_tokens", "authorization_codes", "device_secrets", "pending_authorizations"] {
             try connection.execute("DELETE FROM \(table) WHERE client_id = $1", [.text(clientID)])
         }

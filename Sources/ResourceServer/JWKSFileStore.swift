@@ -21,11 +21,24 @@ public struct JWKSFileStore: JWKSPersisting {
 
     public func load() -> (keySet: JWKSet, savedAt: Int)? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              let size = attributes[.size] as? Int, size <= Self.maximumBytes,
+              let size = Self.byteCount(attributes[.size]), size <= Self.maximumBytes,
               let modified = attributes[.modificationDate] as? Date,
               let data = FileManager.default.contents(atPath: path),
               let keySet = try? JSON.decoder.decode(JWKSet.self, from: data) else { return nil }
         return (keySet, Int(modified.timeIntervalSince1970))
+    }
+
+    /// The file size attribute, whatever integer type the Foundation in use
+    /// reports it as (FoundationEssentials: UInt64; full Foundation boxes
+    /// it as Int): a cast to one type alone never read the saved set back.
+    static func byteCount(_ value: Any?) -> Int? {
+        switch value {
+        case let size as Int: size
+        case let size as UInt64: Int(exactly: size)
+        case let size as UInt: Int(exactly: size)
+        case let size as Int64: Int(exactly: size)
+        default: nil
+        }
     }
 
     /// Writes a process-private temporary file and renames it over the old

@@ -21,6 +21,19 @@ final class JWKSFileStoreTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/cache"), ["jwks.json"])
     }
 
+    /// The responders link FoundationEssentials, whose size attribute is a
+    /// UInt64; these tests run with full Foundation (Int). Every integer
+    /// type is a size, or a started API would never find its saved set.
+    func testTheSizeIsReadWhateverIntegerTypeFoundationGivesIt() {
+        XCTAssertEqual(JWKSFileStore.byteCount(UInt64(42)), 42)
+        XCTAssertEqual(JWKSFileStore.byteCount(42), 42)
+        XCTAssertEqual(JWKSFileStore.byteCount(UInt(42)), 42)
+        XCTAssertEqual(JWKSFileStore.byteCount(Int64(42)), 42)
+        XCTAssertNil(JWKSFileStore.byteCount(UInt64.max))
+        XCTAssertNil(JWKSFileStore.byteCount("42"))
+        XCTAssertNil(JWKSFileStore.byteCount(nil))
+    }
+
     func testSavedFileIsAPlainJWKSet() throws {
         let path = directory.path + "/jwks.json"
         try JWKSFileStore(path: path).save(TestKeys.issuerSet)

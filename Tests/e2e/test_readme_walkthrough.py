@@ -46,3 +46,27 @@ def test_the_readme_native_sso_walkthrough_works_verbatim(stack, tmp_path):
     assert '"issued_token_type":"urn:ietf:params:oauth:token-type:access_token"' in lines[1]
     assert '"source":"ServerA"' in lines[2] and '"user":"alice@example.com"' in lines[2]
     assert '"access_token":"' in lines[3], "seed profile (device_id)"
+
+
+def test_the_readme_own_api_and_machine_client_walkthrough_works_verbatim(stack, tmp_path):
+    script = walkthrough_script("## Your own API and a machine client with curl")
+    # ssoctl on this stack: the built binary with the stack's home.
+    script = script.replace("Scripts/ssoctl ", os.path.join(os.environ["BIN_DIR"], "ssoctl") + " ")
+    for offset in range(4):
+        script = script.replace(f"localhost:{8443 + offset}", f"localhost:{stack.base + offset}")
+    script = script.replace("CA=var/tls/ca.pem", f"CA={stack.ca}")
+    try:
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=stack.env, capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert lines[0].startswith("added API https://inventory.example.com"), lines
+        assert lines[1] == '"inventory:read"', "discovery lists the new scope without a restart"
+        assert lines[2] == "added confidential client nightly-job"
+        assert lines[3] == f'"aud":["{stack.api_a}"]'
+        assert lines[4] == '"user":"nightly-job"'
+        assert lines[5] == '"error":"invalid_target"'
+        assert len(lines) == 6, lines[6:]
+    finally:
+        stack.ssoctl("client", "delete", "nightly-job")
+        stack.ssoctl("api", "remove", "https://inventory.example.com")

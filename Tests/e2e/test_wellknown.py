@@ -25,7 +25,7 @@ def test_discovery_is_complete_and_cacheable(stack, http):
     response = http.get(stack.issuer + "/.well-known/openid-configuration")
     assert response.status_code == 200
     assert response.headers["Content-Type"] == "application/json"
-    assert response.headers["Cache-Control"] == "public, max-age=3600"
+    assert response.headers["Cache-Control"] == "public, max-age=300"
     for name, value in SECURITY_HEADERS.items():
         assert response.headers[name] == value
     document = response.json()
