@@ -29,7 +29,7 @@ def test_the_doc_shows_every_snippet_file_verbatim():
     blocks = re.findall(r"^```[a-z]*\n(.*?)^```$", DOC.read_text(), re.S | re.M)
     files = sorted(path for path in SNIPPETS.rglob("*") if path.is_file() and "__pycache__" not in path.parts)
     assert {path.relative_to(SNIPPETS).as_posix() for path in files} == \
-        {"python/verify.py", "go/main.go", "go/go.mod", "node/verify.mjs", "swift/main.swift"}
+        {"python/verify.py", "go/main.go", "go/go.mod", "node/verify.mjs", "swift/Verify.swift"}
     for path in files:
         assert path.read_text() in blocks, f"{path.relative_to(ROOT)} is not in {DOC.name} as it is"
         assert f"`docs/resource-servers/{path.relative_to(SNIPPETS).as_posix()}`" in DOC.read_text()
@@ -61,11 +61,11 @@ def commands(tmp_path_factory):
     # The Swift program against the release build's ResourceServer module,
     # as an executable target of the package would link it.
     release = Path(os.environ["BIN_DIR"])
-    objects = [str(path) for module in ("ResourceServer", "SSOCore", "SQLiteClient")
+    objects = [str(path) for module in ("ResourceServer", "SSOCore", "SQLiteClient", "ArgumentParser", "ArgumentParserToolInfo")
                for path in sorted(release.glob(f"{module}.build/*.o"))]
     includes = [flag for module in ("COpenSSL", "CFastCGI", "CSQLite") for flag in ("-I", str(Path(ROOT, "Sources", module)))]
-    swift = subprocess.run(["swiftc", "-O", "-static-stdlib", "-module-name", "verify", "-I", str(release / "Modules"),
-                            *includes, str(SNIPPETS / "swift" / "main.swift"), *objects,
+    swift = subprocess.run(["swiftc", "-O", "-static-stdlib", "-parse-as-library", "-module-name", "verify",
+                            "-I", str(release / "Modules"), *includes, str(SNIPPETS / "swift" / "Verify.swift"), *objects,
                             "-lssl", "-lcrypto", "-lfcgi", "-lsqlite3", "-o", str(built / "verify-swift")],
                            capture_output=True, text=True, timeout=600)
     assert swift.returncode == 0, swift.stderr

@@ -11,6 +11,7 @@
 //
 //   verify --issuer https://localhost:8443 --audience https://localhost:8444 \
 //       --scope api:serverA --ca-file var/tls/ca.pem [--jwks-cache FILE] TOKEN
+import ArgumentParser
 import FoundationEssentials
 import Glibc
 import ResourceServer
@@ -65,32 +66,32 @@ func printJSON<T: Encodable>(_ value: T) {
     print(String(decoding: (try? JSON.encode(value)) ?? [], as: UTF8.self))
 }
 
-func run(_ arguments: [String]) -> Int32 {
-    var options: [String: String] = [:], tokens: [String] = []
-    var rest = arguments[...]
-    while let argument = rest.popFirst() {
-        if argument.hasPrefix("--"), let value = rest.popFirst() { options[String(argument.dropFirst(2))] = value } else { tokens.append(argument) }
-    }
-    guard let issuer = options["issuer"], let audience = options["audience"], let scope = options["scope"], tokens.count == 1 else {
-        fputs("usage: verify --issuer URL --audience URL --scope SCOPE [--ca-file PEM] [--jwks-cache FILE] TOKEN\n", stderr)
-        return 2
-    }
-    do {
-        let keys = try signingKeys(issuer: issuer, caFile: options["ca-file"], cachePath: options["jwks-cache"])
-        let validator = AccessTokenValidator(policy: AccessTokenPolicy(issuer: issuer, audience: audience, requiredScope: scope),
-                                             keys: keys)
-        let claims = try validator.validate(authorization: "Bearer " + tokens[0], now: Int(time(nil)))
-        printJSON(Verified(iss: claims.issuer, sub: claims.subject, aud: claims.audience.values, exp: claims.expiresAt,
-                           scope: claims.scope, client_id: claims.clientID, email: claims.email))
-        return 0
-    } catch let refusal as BearerError {
-        printJSON(Refused(status: refusal.status, error: refusal.code.rawValue, error_description: refusal.description,
-                          www_authenticate: refusal.challenge))
-        return 1
-    } catch {
-        printJSON(Refused(status: 503, error: "temporarily_unavailable", error_description: "\(error)", www_authenticate: nil))
-        return 2
+@main
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "verify",
+                                                    abstract: "Validate a Gatehouse access token offline.")
+    @Option(help: "The issuer, e.g. https://localhost:8443.") var issuer: String
+    @Option(help: "This API's origin.") var audience: String
+    @Option(help: "The scope this API requires.") var scope: String
+    @Option(help: "PEM of the CA to trust for the issuer (default: the system's).") var caFile: String?
+    @Option(help: "File that keeps the key set between runs.") var jwksCache: String?
+    @Argument var token: String
+
+    func run() throws {
+        do {
+            let keys = try signingKeys(issuer: issuer, caFile: caFile, cachePath: jwksCache)
+            let validator = AccessTokenValidator(policy: AccessTokenPolicy(issuer: issuer, audience: audience, requiredScope: scope),
+                                                 keys: keys)
+            let claims = try validator.validate(authorization: "Bearer " + token, now: Int(time(nil)))
+            printJSON(Verified(iss: claims.issuer, sub: claims.subject, aud: claims.audience.values, exp: claims.expiresAt,
+                               scope: claims.scope, client_id: claims.clientID, email: claims.email))
+        } catch let refusal as BearerError {
+            printJSON(Refused(status: refusal.status, error: refusal.code.rawValue, error_description: refusal.description,
+                              www_authenticate: refusal.challenge))
+            throw ExitCode(1)
+        } catch {
+            printJSON(Refused(status: 503, error: "temporarily_unavailable", error_description: "\(error)", www_authenticate: nil))
+            throw ExitCode(2)
+        }
     }
 }
-
-exit(run(Array(CommandLine.arguments.dropFirst())))
