@@ -10,7 +10,8 @@ RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev libpq-dev o
 
 # And what the tests need on top: a real browser and its WebDriver.
 TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip postgresql)
-PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis psycopg)
+# IMPORT=PACKAGE where PyPI's name differs (PyJWT imports as jwt; PyPI's "jwt" is another library).
+PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis psycopg jwt=PyJWT)
 
 # The responders: one executable each, one pool of processes each.
 ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect)
@@ -20,6 +21,8 @@ API_RESPONDERS=(api-a api-b)
 
 # The tests' private network and mount namespaces: ip (iproute2), unshare (util-linux).
 TEST_PACKAGES+=(iproute2 util-linux)
+# The resource-server programs of docs/RESOURCE-SERVERS.md in Go and Node (standard libraries only).
+TEST_PACKAGES+=(golang-go nodejs)
 
 log() { printf '%s\n' "gatehouse: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -42,7 +45,7 @@ ensure_packages() {
 ensure_python_modules() {
     local missing=() module
     for module in "${PYTHON_MODULES[@]}"; do
-        python3 -c "import $module" 2>/dev/null || missing+=("$module")
+        python3 -c "import ${module%%=*}" 2>/dev/null || missing+=("${module#*=}")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
     log "installing Python modules: ${missing[*]}"

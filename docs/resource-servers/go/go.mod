@@ -1,0 +1,3 @@
+module gatehouse.example/verify
+
+go 1.19
