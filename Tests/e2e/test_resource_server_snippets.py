@@ -127,12 +127,7 @@ def fetches(log):
     return re.findall(r"^jwks: (?:JWKS )?fetched.*$", log, re.M)
 
 
-@pytest.mark.parametrize("language", [
-    "python", "go", "node",
-    pytest.param("swift", marks=pytest.mark.xfail(strict=True, reason=(
-        "ResourceServer's JWKSFileStore.load() reads the size attribute `as? Int`, which is a UInt without "
-        "Foundation's bridging, so a saved key set is never read back (api-a and api-b alike)"))),
-])
+@pytest.mark.parametrize("language", ["python", "go", "node", "swift"])
 def test_the_key_set_is_fetched_through_discovery_once_and_then_read_from_the_cache(language, commands, stack,
                                                                                     for_api_a, tmp_path):
     verifier = Verifier(language, commands[language], stack, tmp_path / "jwks.json")
