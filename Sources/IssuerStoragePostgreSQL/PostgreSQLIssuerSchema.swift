@@ -7,7 +7,7 @@ import PostgreSQLClient
 /// the unique index and the lookup use, so both backends agree on which
 /// spellings are one address, byte for byte.
 public enum PostgreSQLIssuerSchema {
-    public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2)]
+    public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -212,5 +212,27 @@ public enum PostgreSQLIssuerSchema {
         ALTER TABLE clients ADD COLUMN android_cert_fingerprints TEXT NOT NULL DEFAULT '';
         CREATE INDEX refresh_tokens_client ON refresh_tokens(client_id);
         CREATE INDEX device_secrets_client ON device_secrets(client_id);
+        """
+
+    /// Sender-constrained tokens and pushed authorization requests (as
+    /// SQLite's migration 9).
+    static let version3 = """
+        CREATE TABLE pushed_authorizations (
+            request_uri_hash BYTEA PRIMARY KEY,
+            client_id TEXT NOT NULL,
+            parameters TEXT NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT
+        );
+        CREATE INDEX pushed_authorizations_expiry ON pushed_authorizations(expires_at);
+        CREATE TABLE dpop_proofs (
+            jti_hash BYTEA PRIMARY KEY,
+            expires_at BIGINT NOT NULL
+        );
+        CREATE INDEX dpop_proofs_expiry ON dpop_proofs(expires_at);
+        ALTER TABLE pending_authorizations ADD COLUMN dpop_jkt TEXT;
+        ALTER TABLE authorization_codes ADD COLUMN dpop_jkt TEXT;
+        ALTER TABLE refresh_tokens ADD COLUMN dpop_jkt TEXT;
         """
 }

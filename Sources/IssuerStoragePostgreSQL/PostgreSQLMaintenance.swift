@@ -18,6 +18,8 @@ struct PostgreSQLMaintenance: StorageMaintenance {
              [.integer(now), .integer(now - policy.refreshTokenLifetime)]),
             ("refresh_tokens", "expires_at <= $1", [.integer(now - policy.refreshGracePeriod)]),
             ("revoked_access_tokens", "expires_at <= $1", [.integer(now - policy.accessTokenLeeway)]),
+            ("pushed_authorizations", "expires_at <= $1 OR used_at IS NOT NULL", [.integer(now)]),
+            ("dpop_proofs", "expires_at <= $1", [.integer(now)]),
             ("device_secrets", "revoked_at IS NOT NULL OR expires_at <= $1", [.integer(now)]),
             ("sso_sessions", """
                 coalesce(ended_at, expires_at) <= $1 AND (ended_at IS NOT NULL OR expires_at <= $2)

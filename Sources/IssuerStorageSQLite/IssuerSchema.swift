@@ -16,6 +16,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.nativeSSOOptIn,
         IssuerMigrations.idTokenHint,
         IssuerMigrations.apisAndClientSettings,
+        IssuerMigrations.senderConstraint,
     ]
 
     /// Opens the issuer database at `path` and brings its schema up to date.

@@ -22,6 +22,10 @@ struct SQLiteMaintenance: StorageMaintenance {
              [.integer(now), .integer(now - policy.refreshTokenLifetime)]),
             ("refresh_tokens", "expires_at <= ?", [.integer(now - policy.refreshGracePeriod)]),
             ("revoked_access_tokens", "expires_at <= ?", [.integer(now - policy.accessTokenLeeway)]),
+            // A pushed request is good until it expires or is used once;
+            // a proof's jti is remembered only for its acceptance window.
+            ("pushed_authorizations", "expires_at <= ? OR used_at IS NOT NULL", [.integer(now)]),
+            ("dpop_proofs", "expires_at <= ?", [.integer(now)]),
             // A revoked or expired device secret can never be accepted again.
             ("device_secrets", "revoked_at IS NOT NULL OR expires_at <= ?", [.integer(now)]),
             // Ended or expired sessions stay a while for `ssoctl sessions list`,
