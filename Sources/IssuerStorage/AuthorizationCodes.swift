@@ -11,6 +11,8 @@ public struct AuthorizationCodeGrantRecord: Equatable, Sendable {
     public let authTime: Int64
     /// How the user authenticated for the session the code came from (RFC 8176).
     public let amr: [String]
+    /// RFC 9449 §10: the key (JWK thumbprint) the code is bound to.
+    public var dpopJKT: String? = nil
 
     public init(clientID: String, redirectURI: String, codeChallenge: String, scope: [String], nonce: String?, sid: String,
                 userID: Int64, authTime: Int64, amr: [String]) {

@@ -66,4 +66,5 @@ public protocol IssuerWrites {
     var revokedAccessTokens: any RevokedAccessTokenStore { get }
     var deviceSecrets: any DeviceSecretStore { get }
     var loginThrottle: any LoginThrottleStore { get }
+    var dpopProofs: any DPoPProofStore { get }
 }

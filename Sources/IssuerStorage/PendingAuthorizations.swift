@@ -13,6 +13,8 @@ public struct AuthorizationRequest: Equatable, Sendable {
     /// The `sub` of a verified `id_token_hint`: only that user may be
     /// answered (OIDC Core §3.1.2.1).
     public var expectedSubject: String?
+    /// RFC 9449 §10: the `dpop_jkt` the code is to be bound to.
+    public var dpopJKT: String? = nil
 
     public init(clientID: String, redirectURI: String, scope: [String], state: String?, nonce: String?, codeChallenge: String,
                 prompt: Set<String>, maxAge: Int?, loginHint: String?, expectedSubject: String? = nil) {

@@ -7,6 +7,9 @@ public struct RefreshTokenRecord: Equatable, Sendable {
     public let scope: [String]
     public let authTime: Int64
     public let expiresAt: Int64
+    /// RFC 9449 §5: the key (JWK thumbprint) a public client's refresh
+    /// token is bound to, kept by every successor; nil when unbound.
+    public var dpopJKT: String? = nil
 
     public init(familyID: String, clientID: String, userID: Int64, sid: String, scope: [String], authTime: Int64, expiresAt: Int64) {
         self.familyID = familyID

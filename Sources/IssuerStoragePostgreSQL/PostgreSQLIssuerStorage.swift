@@ -108,6 +108,7 @@ final class PostgreSQLStores {
     let revoked: PostgreSQLRevokedAccessTokenStore
     let devices: PostgreSQLDeviceSecretStore
     let throttle: PostgreSQLLoginThrottleStore
+    let dpopProofs: PostgreSQLDPoPProofStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -125,6 +126,7 @@ final class PostgreSQLStores {
         revoked = PostgreSQLRevokedAccessTokenStore(connection: connection)
         devices = PostgreSQLDeviceSecretStore(connection: connection)
         throttle = PostgreSQLLoginThrottleStore(connection: connection)
+        dpopProofs = PostgreSQLDPoPProofStore(connection: connection)
     }
 
     struct Reads: IssuerReads {
@@ -158,5 +160,6 @@ final class PostgreSQLStores {
         var revokedAccessTokens: any RevokedAccessTokenStore { stores.revoked }
         var deviceSecrets: any DeviceSecretStore { stores.devices }
         var loginThrottle: any LoginThrottleStore { stores.throttle }
+        var dpopProofs: any DPoPProofStore { stores.dpopProofs }
     }
 }

@@ -85,7 +85,9 @@ final class PostgreSQLPendingAuthorizationStore: PendingAuthorizationStore {
     let connection: PostgreSQLConnection
     init(connection: PostgreSQLConnection) { self.connection = connection }
 
-    static let columns = "client_id, redirect_uri, scope, state, nonce, code_challenge, max_age, replaces_sid, form_token_hash, expected_subject"
+    static let columns = """
+        client_id, redirect_uri, scope, state, nonce, code_challenge, max_age, replaces_sid, form_token_hash, expected_subject, dpop_jkt
+        """
 
     func find(secretHash: [UInt8], now: Int64) throws -> PendingAuthorization? {
         try connection.lookupOne("SELECT \(Self.columns) FROM pending_authorizations WHERE secret_hash = $1 AND expires_at > $2",
@@ -105,12 +107,13 @@ final class PostgreSQLPendingAuthorizationStore: PendingAuthorizationStore {
         let request = pending.request
         try connection.execute("""
             INSERT INTO pending_authorizations (secret_hash, form_token_hash, client_id, redirect_uri, scope, state, nonce,
-                code_challenge, max_age, replaces_sid, created_at, expires_at, expected_subject)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                code_challenge, max_age, replaces_sid, created_at, expires_at, expected_subject, dpop_jkt)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
             """, [.bytes(secretHash), .bytes(pending.formTokenHash), .text(request.clientID), .text(request.redirectURI),
                   .text(StoredList.encode(request.scope)), PostgreSQLValue(request.state), PostgreSQLValue(request.nonce),
                   .text(request.codeChallenge), PostgreSQLValue(request.maxAge.map(Int64.init)), PostgreSQLValue(pending.replacesSID),
-                  .integer(createdAt), .integer(expiresAt), PostgreSQLValue(request.expectedSubject)])
+                  .integer(createdAt), .integer(expiresAt), PostgreSQLValue(request.expectedSubject),
+                  PostgreSQLValue(request.dpopJKT)])
     }
 
     func consume(secretHash: [UInt8], now: Int64) throws -> PendingAuthorization? {
@@ -146,10 +149,11 @@ final class PostgreSQLPendingAuthorizationStore: PendingAuthorizationStore {
     }
 
     static func pending(_ row: PostgreSQLRow) -> PendingAuthorization {
-        let request = AuthorizationRequest(
+        var request = AuthorizationRequest(
             clientID: row.string(0), redirectURI: row.string(1), scope: StoredList.decode(row.string(2)), state: row.optionalString(3),
             nonce: row.optionalString(4), codeChallenge: row.string(5), prompt: [], maxAge: row.optionalInt(6).map(Int.init),
             loginHint: nil, expectedSubject: row.optionalString(9))
+        request.dpopJKT = row.optionalString(10)
         return PendingAuthorization(request: request, formTokenHash: row.bytes(8), replacesSID: row.optionalString(7))
     }
 }

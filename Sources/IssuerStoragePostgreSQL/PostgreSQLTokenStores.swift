@@ -9,10 +9,11 @@ final class PostgreSQLAuthorizationCodeStore: AuthorizationCodeStore {
     func insert(codeHash: [UInt8], _ record: AuthorizationCodeGrantRecord, createdAt: Int64, expiresAt: Int64) throws {
         try connection.execute("""
             INSERT INTO authorization_codes (code_hash, client_id, redirect_uri, code_challenge, scope, nonce, sid, user_id, auth_time,
-                created_at, expires_at, amr) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                created_at, expires_at, amr, dpop_jkt) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
             """, [.bytes(codeHash), .text(record.clientID), .text(record.redirectURI), .text(record.codeChallenge),
                   .text(StoredList.encode(record.scope)), PostgreSQLValue(record.nonce), .text(record.sid), .integer(record.userID),
-                  .integer(record.authTime), .integer(createdAt), .integer(expiresAt), .text(StoredList.encode(record.amr))])
+                  .integer(record.authTime), .integer(createdAt), .integer(expiresAt), .text(StoredList.encode(record.amr)),
+                  PostgreSQLValue(record.dpopJKT)])
     }
 
     /// The row lock of the UPDATE decides: a concurrent redemption waits for
@@ -23,13 +24,15 @@ final class PostgreSQLAuthorizationCodeStore: AuthorizationCodeStore {
         if let row = try connection.lookupOne("""
             UPDATE authorization_codes SET used_at = $1, issued_family_id = $6, issued_jti = $7
             WHERE code_hash = $2 AND used_at IS NULL AND expires_at > $1 AND client_id = $3 AND redirect_uri = $4 AND code_challenge = $5
-            RETURNING client_id, redirect_uri, code_challenge, scope, nonce, sid, user_id, auth_time, amr
+            RETURNING client_id, redirect_uri, code_challenge, scope, nonce, sid, user_id, auth_time, amr, dpop_jkt
             """, [.integer(now), .bytes(codeHash), .text(clientID), .text(redirectURI), .text(codeChallenge), .text(issuing.familyID),
                   .text(issuing.jti)]) {
-            return .redeemed(AuthorizationCodeGrantRecord(
+            var record = AuthorizationCodeGrantRecord(
                 clientID: row.string(0), redirectURI: row.string(1), codeChallenge: row.string(2), scope: StoredList.decode(row.string(3)),
                 nonce: row.optionalString(4), sid: row.string(5), userID: row.int(6), authTime: row.int(7),
-                amr: StoredList.decodeAMR(row.string(8))))
+                amr: StoredList.decodeAMR(row.string(8)))
+            record.dpopJKT = row.optionalString(9)
+            return .redeemed(record)
         }
         let existing = try connection.lookupOne("""
             SELECT client_id, redirect_uri, code_challenge, expires_at, used_at, issued_family_id, issued_jti
@@ -51,24 +54,25 @@ final class PostgreSQLRefreshTokenStore: RefreshTokenStore {
     let connection: PostgreSQLConnection
     init(connection: PostgreSQLConnection) { self.connection = connection }
 
-    static let recordColumns = "family_id, client_id, user_id, sid, scope, auth_time, expires_at"
+    static let recordColumns = "family_id, client_id, user_id, sid, scope, auth_time, expires_at, dpop_jkt"
 
     func details(tokenHash: [UInt8]) throws -> RefreshTokenDetails? {
         try connection.lookupOne("""
             SELECT \(Self.recordColumns), created_at, used_at, revoked_at, successor_hash, successor_sealed
             FROM refresh_tokens WHERE token_hash = $1
             """, [.bytes(tokenHash)]).map { row in
-            RefreshTokenDetails(record: Self.record(row), createdAt: row.int(7), usedAt: row.optionalInt(8), revokedAt: row.optionalInt(9),
-                                successorHash: row.optionalBytes(10), successorSealed: row.optionalBytes(11))
+            RefreshTokenDetails(record: Self.record(row), createdAt: row.int(8), usedAt: row.optionalInt(9), revokedAt: row.optionalInt(10),
+                                successorHash: row.optionalBytes(11), successorSealed: row.optionalBytes(12))
         }
     }
 
     func insert(tokenHash: [UInt8], _ record: RefreshTokenRecord, createdAt: Int64) throws {
         try connection.execute("""
-            INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, sid, scope, auth_time, created_at, expires_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, sid, scope, auth_time, created_at, expires_at, dpop_jkt)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
             """, [.bytes(tokenHash), .text(record.familyID), .text(record.clientID), .integer(record.userID), .text(record.sid),
-                  .text(StoredList.encode(record.scope)), .integer(record.authTime), .integer(createdAt), .integer(record.expiresAt)])
+                  .text(StoredList.encode(record.scope)), .integer(record.authTime), .integer(createdAt), .integer(record.expiresAt),
+                  PostgreSQLValue(record.dpopJKT)])
     }
 
     /// As `redeem` for codes: the row lock picks one winner on any node.
@@ -103,8 +107,10 @@ final class PostgreSQLRefreshTokenStore: RefreshTokenStore {
     }
 
     static func record(_ row: PostgreSQLRow) -> RefreshTokenRecord {
-        RefreshTokenRecord(familyID: row.string(0), clientID: row.string(1), userID: row.int(2), sid: row.string(3),
-                           scope: StoredList.decode(row.string(4)), authTime: row.int(5), expiresAt: row.int(6))
+        var record = RefreshTokenRecord(familyID: row.string(0), clientID: row.string(1), userID: row.int(2), sid: row.string(3),
+                                        scope: StoredList.decode(row.string(4)), authTime: row.int(5), expiresAt: row.int(6))
+        record.dpopJKT = row.optionalString(7)
+        return record
     }
 }
 

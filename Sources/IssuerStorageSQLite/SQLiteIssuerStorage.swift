@@ -56,6 +56,7 @@ final class SQLiteStores {
     let revokedStore: SQLiteRevokedAccessTokenStore
     let deviceStore: SQLiteDeviceSecretStore
     let throttleStore: SQLiteLoginThrottleStore
+    let dpopProofStore: SQLiteDPoPProofStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -74,6 +75,7 @@ final class SQLiteStores {
         revokedStore = SQLiteRevokedAccessTokenStore(database: database)
         deviceStore = SQLiteDeviceSecretStore(database: database)
         throttleStore = SQLiteLoginThrottleStore(database: database)
+        dpopProofStore = SQLiteDPoPProofStore(database: database)
     }
 
     struct Reads: IssuerReads {
@@ -107,5 +109,6 @@ final class SQLiteStores {
         var revokedAccessTokens: any RevokedAccessTokenStore { stores.revokedStore }
         var deviceSecrets: any DeviceSecretStore { stores.deviceStore }
         var loginThrottle: any LoginThrottleStore { stores.throttleStore }
+        var dpopProofs: any DPoPProofStore { stores.dpopProofStore }
     }
 }

@@ -7,7 +7,9 @@ final class SQLitePendingAuthorizationStore: PendingAuthorizationStore {
     let database: SQLiteDatabase
     init(database: SQLiteDatabase) { self.database = database }
 
-    static let columns = "client_id, redirect_uri, scope, state, nonce, code_challenge, max_age, replaces_sid, form_token_hash, expected_subject"
+    static let columns = """
+        client_id, redirect_uri, scope, state, nonce, code_challenge, max_age, replaces_sid, form_token_hash, expected_subject, dpop_jkt
+        """
 
     func find(secretHash: [UInt8], now: Int64) throws -> PendingAuthorization? {
         try database.queryOne("SELECT \(Self.columns) FROM pending_authorizations WHERE secret_hash = ? AND expires_at > ?",
@@ -27,11 +29,13 @@ final class SQLitePendingAuthorizationStore: PendingAuthorizationStore {
         let request = pending.request
         try database.execute("""
             INSERT INTO pending_authorizations (secret_hash, form_token_hash, client_id, redirect_uri, scope, state, nonce,
-                code_challenge, max_age, replaces_sid, created_at, expires_at, expected_subject) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                code_challenge, max_age, replaces_sid, created_at, expires_at, expected_subject, dpop_jkt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.blob(secretHash), .blob(pending.formTokenHash), .text(request.clientID), .text(request.redirectURI),
                   .text(StoredList.encode(request.scope)), SQLiteValue(request.state), SQLiteValue(request.nonce),
                   .text(request.codeChallenge), request.maxAge.map { .integer(Int64($0)) } ?? .null, SQLiteValue(pending.replacesSID),
-                  .integer(createdAt), .integer(expiresAt), SQLiteValue(request.expectedSubject)])
+                  .integer(createdAt), .integer(expiresAt), SQLiteValue(request.expectedSubject),
+                  SQLiteValue(request.dpopJKT)])
     }
 
     func consume(secretHash: [UInt8], now: Int64) throws -> PendingAuthorization? {
@@ -67,10 +71,11 @@ final class SQLitePendingAuthorizationStore: PendingAuthorizationStore {
     }
 
     static func pending(_ row: SQLiteRow) -> PendingAuthorization {
-        let request = AuthorizationRequest(
+        var request = AuthorizationRequest(
             clientID: row.string(0), redirectURI: row.string(1), scope: StoredList.decode(row.string(2)), state: row.optionalString(3),
             nonce: row.optionalString(4), codeChallenge: row.string(5), prompt: [], maxAge: row.optionalInt(6).map(Int.init),
             loginHint: nil, expectedSubject: row.optionalString(9))
+        request.dpopJKT = row.optionalString(10)
         return PendingAuthorization(request: request, formTokenHash: row.bytes(8), replacesSID: row.optionalString(7))
     }
 }

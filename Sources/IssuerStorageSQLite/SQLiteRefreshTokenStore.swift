@@ -8,21 +8,22 @@ final class SQLiteRefreshTokenStore: RefreshTokenStore {
 
     func details(tokenHash: [UInt8]) throws -> RefreshTokenDetails? {
         try database.queryOne("""
-            SELECT family_id, client_id, user_id, sid, scope, auth_time, expires_at, created_at, used_at, revoked_at,
+            SELECT family_id, client_id, user_id, sid, scope, auth_time, expires_at, dpop_jkt, created_at, used_at, revoked_at,
                    successor_hash, successor_sealed
             FROM refresh_tokens WHERE token_hash = ?
             """, [.blob(tokenHash)]).map { row in
-            RefreshTokenDetails(record: Self.record(row), createdAt: row.int(7), usedAt: row.optionalInt(8), revokedAt: row.optionalInt(9),
-                                successorHash: row[10].bytes, successorSealed: row[11].bytes)
+            RefreshTokenDetails(record: Self.record(row), createdAt: row.int(8), usedAt: row.optionalInt(9), revokedAt: row.optionalInt(10),
+                                successorHash: row[11].bytes, successorSealed: row[12].bytes)
         }
     }
 
     func insert(tokenHash: [UInt8], _ record: RefreshTokenRecord, createdAt: Int64) throws {
         try database.execute("""
-            INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, sid, scope, auth_time, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, sid, scope, auth_time, created_at, expires_at, dpop_jkt)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.blob(tokenHash), .text(record.familyID), .text(record.clientID), .integer(record.userID), .text(record.sid),
-                  .text(StoredList.encode(record.scope)), .integer(record.authTime), .integer(createdAt), .integer(record.expiresAt)])
+                  .text(StoredList.encode(record.scope)), .integer(record.authTime), .integer(createdAt), .integer(record.expiresAt),
+                  SQLiteValue(record.dpopJKT)])
     }
 
     func claim(_ presented: [UInt8], clientID: String, successor: RefreshTokenSuccessor, now: Int64) throws -> RefreshTokenRecord? {
@@ -31,7 +32,7 @@ final class SQLiteRefreshTokenStore: RefreshTokenStore {
             WHERE token_hash = ? AND client_id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?
               AND EXISTS (SELECT 1 FROM sso_sessions s JOIN users u ON u.id = s.user_id
                           WHERE s.sid = refresh_tokens.sid AND s.ended_at IS NULL AND s.expires_at > ? AND u.disabled = 0)
-            RETURNING family_id, client_id, user_id, sid, scope, auth_time, expires_at
+            RETURNING family_id, client_id, user_id, sid, scope, auth_time, expires_at, dpop_jkt
             """, [.integer(now), .blob(successor.tokenHash), successor.sealed.map { .blob($0) } ?? .null, .blob(presented), .text(clientID),
                   .integer(now), .integer(now)]).map(Self.record)
     }
@@ -57,8 +58,10 @@ final class SQLiteRefreshTokenStore: RefreshTokenStore {
     }
 
     static func record(_ row: SQLiteRow) -> RefreshTokenRecord {
-        RefreshTokenRecord(familyID: row.string(0), clientID: row.string(1), userID: row.int(2), sid: row.string(3),
-                           scope: StoredList.decode(row.string(4)), authTime: row.int(5), expiresAt: row.int(6))
+        var record = RefreshTokenRecord(familyID: row.string(0), clientID: row.string(1), userID: row.int(2), sid: row.string(3),
+                                        scope: StoredList.decode(row.string(4)), authTime: row.int(5), expiresAt: row.int(6))
+        record.dpopJKT = row.optionalString(7)
+        return record
     }
 }
 

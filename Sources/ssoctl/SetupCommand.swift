@@ -25,6 +25,7 @@ struct SetupCommand: ParsableCommand {
         // The responders would create it too; creating it here first means
         // they never race each other to it.
         _ = attempt { try context.services.refreshSealingKey() }
+        _ = attempt { try context.services.dpop() }
         // Before the demo clients, whose scopes must be registered first.
         attempt { try DemoData.ensureAPIs(context.services, config: context.config, demo: demo) }
         if demo { setUpDemo(context) }

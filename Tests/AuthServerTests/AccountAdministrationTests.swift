@@ -138,7 +138,7 @@ final class AccountAdministrationTests: SessionEndpointsTestCase {
     func testDeletingAUserErasesEveryRowAndTheRunningIssuerRefusesItsTokensAtOnce() throws {
         // A responder process of its own: nothing is cached that outlives the erasure.
         let other = try issuer.otherProcess(clock: clock.clock)
-        let otherUserInfo = UserInfoResponder(services: other)
+        let otherUserInfo = try UserInfoResponder(services: other)
         let otherToken = try TokenResponder(services: other)
         let tokens = try signInAndExchange(scope: H.fullScope + " device_sso")
         let refresh = try XCTUnwrap(tokens.refreshToken)

@@ -32,7 +32,7 @@ class SessionEndpointsTestCase: SignInTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         let config = issuer.config, database = harness.database, clock = harness.clock.clock
-        userinfo = UserInfoResponder(services: harness.services)
+        userinfo = try UserInfoResponder(services: harness.services)
         logout = LogoutResponder(services: harness.services)
         revoke = RevocationResponder(services: harness.services)
         introspect = IntrospectionResponder(services: harness.services)

@@ -45,6 +45,18 @@ public final class IssuerServices {
     public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)
     public private(set) lazy var tokenLocator = PresentedTokenLocator(refreshTokens: refreshTokens, accessTokens: accessTokens)
 
+    private var dpopCache: IssuerDPoP?
+
+    /// DPoP at the issuer, with the nonce key (created on first use).
+    public func dpop() throws -> IssuerDPoP {
+        if let dpopCache { return dpopCache }
+        guard let key = try sealingKeys.key(.dpopNonce, create: true) else { throw KeyStoreError(description: "no DPoP nonce key") }
+        let made = IssuerDPoP(storage: storage, nonceKey: key, nonceRequired: settings.dpopNonceRequired, issuer: settings.issuer,
+                              clock: clock)
+        dpopCache = made
+        return made
+    }
+
     /// The refresh successor's sealing key (created on first use).
     public func refreshSealingKey() throws -> [UInt8] {
         guard let key = try sealingKeys.key(.refreshSuccessor, create: true) else {

@@ -8,14 +8,17 @@ public struct IssuerSettings: Sendable {
     /// The issuer identifier (`iss`), an https origin.
     public var issuer: String
     public var lifetimes: TokenLifetimes
+    /// RFC 9449 §8: the token endpoint requires server nonces in proofs.
+    public var dpopNonceRequired: Bool
 
-    public init(issuer: String, lifetimes: TokenLifetimes) {
+    public init(issuer: String, lifetimes: TokenLifetimes, dpopNonceRequired: Bool = true) {
         self.issuer = issuer
         self.lifetimes = lifetimes
+        self.dpopNonceRequired = dpopNonceRequired
     }
 
     public init(config: GatehouseConfig) {
-        self.init(issuer: config.issuer, lifetimes: TokenLifetimes(config: config))
+        self.init(issuer: config.issuer, lifetimes: TokenLifetimes(config: config), dpopNonceRequired: config.dpopNonceRequired)
     }
 }
 

@@ -8,6 +8,10 @@ public enum SealingPurpose: String, Sendable {
     case refreshSuccessor = "refresh-seal"
     /// TOTP seeds.
     case totp = "totp-seal"
+    /// The HMAC key of the token endpoint's DPoP nonces (DPoPNonces): every
+    /// process and node derives the same, so any of them accepts a nonce
+    /// another handed out.
+    case dpopNonce = "dpop-nonce"
 }
 
 /// Where the sealing keys come from. Never from the database they seal for:

@@ -89,8 +89,6 @@ public final class AuthorizeResponder: Responder {
     }
 
     func codeRecord(_ request: AuthorizationRequest, session: SSOSession) -> AuthorizationCodeGrantRecord {
-        AuthorizationCodeGrantRecord(clientID: request.clientID, redirectURI: request.redirectURI, codeChallenge: request.codeChallenge,
-                                     scope: request.scope, nonce: request.nonce, sid: session.sid, userID: session.userID,
-                                     authTime: session.authTime, amr: session.amr)
+        AuthorizationCodeGrantRecord(request: request, sid: session.sid, userID: session.userID, authTime: session.authTime, amr: session.amr)
     }
 }

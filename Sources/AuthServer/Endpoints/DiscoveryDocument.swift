@@ -30,6 +30,8 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     /// Native SSO §5 (draft 07): the token endpoint accepts the Native SSO
     /// token exchange and honours the `device_sso` scope.
     public var native_sso_supported: Bool?
+    /// RFC 9449 §5.1: the JWS algorithms accepted in DPoP proofs.
+    public var dpop_signing_alg_values_supported: [String]?
 
     public init(config: GatehouseConfig) {
         issuer = config.issuer
@@ -59,6 +61,7 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         request_parameter_supported = false
         request_uri_parameter_supported = false
         native_sso_supported = true
+        dpop_signing_alg_values_supported = ProofAlgorithm.supported
     }
 }
 

@@ -210,9 +210,8 @@ public final class LoginResponder: Responder {
                 if let replaced = consumed.replacesSID { try tx.sessions.end(sid: replaced, at: clock()) }
                 let (session, secret) = try services.sessions.create(userID: user.id, lifetime: lifetimes.ssoSession, amr: amr, tx)
                 let code = try services.codes.issue(AuthorizationCodeGrantRecord(
-                    clientID: authorization.clientID, redirectURI: authorization.redirectURI, codeChallenge: authorization.codeChallenge,
-                    scope: authorization.scope, nonce: authorization.nonce, sid: session.sid, userID: user.id, authTime: session.authTime,
-                    amr: session.amr), lifetime: lifetimes.authorizationCode, tx)
+                    request: authorization, sid: session.sid, userID: user.id, authTime: session.authTime, amr: session.amr),
+                    lifetime: lifetimes.authorizationCode, tx)
                 return .signedIn(secret: secret, code: code, request: authorization)
             }
         } catch let abandon as Abandon {

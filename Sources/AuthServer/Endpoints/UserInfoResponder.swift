@@ -16,10 +16,12 @@ import SSOCore
 public final class UserInfoResponder: Responder {
     let issuer: String
     let verifier: IssuerAccessTokenVerifier
+    let dpop: IssuerDPoP
 
-    public init(services: IssuerServices) {
+    public init(services: IssuerServices) throws {
         issuer = services.settings.issuer
         verifier = services.accessTokens
+        dpop = try services.dpop()
     }
 
     /// OIDC Core §5.3.2: the response body, JSON; absent claims are omitted.
@@ -54,14 +56,22 @@ public final class UserInfoResponder: Responder {
 
     /// The active token, or the RFC 6750 error that explains the refusal.
     func authorize(_ request: Request) throws -> (claims: PresentedAccessToken, user: User) {
-        guard case .token(let token) = try BearerAuthorization.extract(from: request) else {
-            throw IssuerBearerError(.missingToken, "an access token is required (Authorization: Bearer)")
-        }
         let active: ActiveAccessToken
-        do { active = try verifier.active(token) } catch let rejection as TokenRejection {
-            // RFC 6750 §3.1 invalid_token: "The access token provided is
-            // expired, revoked, malformed, or invalid for other reasons."
-            throw IssuerBearerError(.invalidToken, Self.description(rejection.reason), detail: rejection.description)
+        switch try BearerAuthorization.extract(from: request) {
+        case .absent:
+            throw IssuerBearerError(.missingToken, "an access token is required (Authorization: Bearer, or DPoP with a proof)")
+        case .token(let token):
+            active = try verified(token, scheme: .bearer)
+            // RFC 9449 §7.1: a DPoP-bound token presented as a bearer token
+            // is refused ("the resource server MUST check that the token is
+            // not DPoP-bound" before accepting it under the Bearer scheme).
+            guard active.claims.cnf == nil else {
+                throw IssuerBearerError(.invalidToken, "this access token is DPoP-bound: send it with the DPoP scheme and a proof",
+                                        scheme: .dpop)
+            }
+        case .dpop(let token):
+            active = try verified(token, scheme: .dpop)
+            try checkProof(request, token: token, boundTo: active.claims.cnf?.jkt)
         }
         // OIDC Core §5.3: the UserInfo Endpoint returns claims for an access
         // token obtained with an OpenID Connect request (scope openid).
@@ -75,6 +85,32 @@ public final class UserInfoResponder: Responder {
             throw IssuerBearerError(.insufficientScope, "the access token speaks for no user", requiredScope: "openid")
         }
         return (active.claims, user)
+    }
+
+    /// RFC 6750 §3.1 invalid_token: "The access token provided is expired,
+    /// revoked, malformed, or invalid for other reasons."
+    func verified(_ token: String, scheme: IssuerBearerError.Scheme) throws -> ActiveAccessToken {
+        do { return try verifier.active(token) } catch let rejection as TokenRejection {
+            throw IssuerBearerError(.invalidToken, Self.description(rejection.reason), detail: rejection.description, scheme: scheme)
+        }
+    }
+
+    /// RFC 9449 §7: under the DPoP scheme the token must be bound (`cnf.jkt`)
+    /// and the request must carry a proof for it (ath, htm, htu, fresh iat,
+    /// unused jti) signed by the key it is bound to.
+    func checkProof(_ request: Request, token: String, boundTo jkt: String?) throws {
+        guard let jkt else {
+            throw IssuerBearerError(.invalidToken, "this access token is not DPoP-bound: send it with the Bearer scheme", scheme: .dpop)
+        }
+        let proof: VerifiedDPoPProof
+        do { proof = try dpop.resourceProof(request, path: "/userinfo", accessToken: token) } catch IssuerDPoPRefusal.invalidProof(let refusal) {
+            throw IssuerBearerError(.invalidDPoPProof, DPoPRefusalText.describe(refusal.reason), detail: "DPoP proof refused: \(refusal)",
+                                    scheme: .dpop)
+        }
+        guard proof.jkt.bytesEqual(jkt) else {
+            throw IssuerBearerError(.invalidDPoPProof, DPoPRefusalText.describe(.wrongKey), detail: "proof key differs from cnf.jkt",
+                                    scheme: .dpop)
+        }
     }
 
     /// Client-safe wording per reason; the token holder may learn why its

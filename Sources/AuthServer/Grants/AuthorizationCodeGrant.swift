@@ -11,7 +11,8 @@ public final class AuthorizationCodeGrant {
         deviceIDBinding = DeviceIDBinding(groups: services.nativeSSOGroups)
     }
 
-    public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
+    /// `dpopJKT`: the key of the request's checked DPoP proof, if any.
+    public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil) throws -> TokenResponseBody {
         // RFC 6749 §5.2 unauthorized_client: "The authenticated client is
         // not authorized to use this authorization grant type."
         guard client.allows(grantType: "authorization_code") else {
@@ -50,6 +51,7 @@ public final class AuthorizationCodeGrant {
                                                   detail: "session ended or expired, or user \(record.userID) disabled or gone")
                 }
                 let (user, session) = (signIn.user, signIn.session)
+                try DPoPBinding.check(presented: dpopJKT, boundTo: record.dpopJKT, what: "code")
                 // RFC 8707 §2.2: resource at the token endpoint narrows this
                 // access token; a wrong one rolls the redemption back.
                 let target = try TokenTarget.select(scope: record.scope, resources: resources, apis: apis, issuer: services.settings.issuer)
@@ -58,7 +60,8 @@ public final class AuthorizationCodeGrant {
                 if record.scope.contains("offline_access") && client.allows(grantType: "refresh_token") {
                     refreshToken = try services.refreshTokens.issue(familyID: issuing.familyID, clientID: client.clientID, userID: user.id,
                                                                     sid: record.sid, scope: record.scope, authTime: record.authTime,
-                                                                    lifetime: lifetimes.refreshToken(for: client), tx).token
+                                                                    lifetime: lifetimes.refreshToken(for: client),
+                                                                    dpopJKT: DPoPBinding.refreshTokenKey(dpopJKT, client: client), tx).token
                 }
                 // Native SSO §3.1: with the device_sso scope "the Authorization
                 // Server ... return[s] a device_secret" (paraphrased), bound to
@@ -77,13 +80,14 @@ public final class AuthorizationCodeGrant {
         let accessTokenLifetime = lifetimes.accessToken(for: client)
         var grant = TokenGrant(user: issued.user, clientID: client.clientID, scope: issued.record.scope, sid: issued.record.sid,
                                authTime: issued.record.authTime, nonce: issued.record.nonce, jti: jti, amr: issued.record.amr,
-                               target: issued.target, accessTokenLifetime: accessTokenLifetime)
+                               target: issued.target, accessTokenLifetime: accessTokenLifetime, confirmationJKT: dpopJKT)
         // Native SSO §3.4.1: ds_hash and sid bind the ID token to the device
         // secret; the seed profile's di_hash to the device id, where allowed.
         grant.dsHash = issued.deviceSecret.map(NativeSSOHash.of)
         grant.diHash = try deviceIDBinding.diHash(deviceID: deviceID, grantedScope: issued.record.scope, client: client)
         let tokens = try services.tokenIssuer.sign(grant)
-        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: accessTokenLifetime,
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT),
+                                     expires_in: accessTokenLifetime,
                                      refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: issued.target.scope.joined(separator: " "))
         body.device_secret = issued.deviceSecret
         return body

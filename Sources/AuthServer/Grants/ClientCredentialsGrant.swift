@@ -10,7 +10,8 @@ public final class ClientCredentialsGrant {
 
     public init(services: IssuerServices) { self.services = services }
 
-    public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
+    /// `dpopJKT`: the key of the request's checked DPoP proof, if any.
+    public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil) throws -> TokenResponseBody {
         // RFC 6749 §4.4: "The client credentials grant type MUST only be used
         // by confidential clients"; §5.2 unauthorized_client otherwise.
         guard client.isConfidential, client.allows(grantType: "client_credentials") else {
@@ -21,9 +22,10 @@ public final class ClientCredentialsGrant {
         let resources = try ResourceIndicator.parse(form)
         let target = try TokenTarget.select(scope: scope, resources: resources, apis: services.apis.all(), issuer: services.settings.issuer)
         let lifetime = services.settings.lifetimes.accessToken(for: client)
-        let accessToken = try services.tokenIssuer.signMachineToken(clientID: client.clientID, target: target, lifetime: lifetime)
-        return TokenResponseBody(access_token: accessToken, token_type: "Bearer", expires_in: lifetime, refresh_token: nil, id_token: nil,
-                                 scope: target.scope.joined(separator: " "))
+        let accessToken = try services.tokenIssuer.signMachineToken(clientID: client.clientID, target: target, lifetime: lifetime,
+                                                                    confirmationJKT: dpopJKT)
+        return TokenResponseBody(access_token: accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT), expires_in: lifetime,
+                                 refresh_token: nil, id_token: nil, scope: target.scope.joined(separator: " "))
     }
 
     /// RFC 6749 §3.3: "If the client omits the scope parameter when

@@ -13,7 +13,8 @@ public final class RefreshTokenGrant {
         deviceIDBinding = DeviceIDBinding(groups: services.nativeSSOGroups)
     }
 
-    public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
+    /// `dpopJKT`: the key of the request's checked DPoP proof, if any.
+    public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil) throws -> TokenResponseBody {
         // RFC 6749 §5.2 unauthorized_client.
         guard client.allows(grantType: "refresh_token") else {
             throw OAuthError(.unauthorizedClient, "this client may not use the refresh_token grant")
@@ -37,6 +38,9 @@ public final class RefreshTokenGrant {
         // as equal to the scope originally granted." Checked before rotation.
         let outcome = try rotation.present(token, clientID: client.clientID, lifetime: services.settings.lifetimes.refreshToken(for: client),
                                            gracePeriod: services.settings.lifetimes.refreshGracePeriod) { presented in
+            // Before anything else, and before a spent token's reuse revokes
+            // its family: without the key, a copied token changes nothing.
+            try DPoPBinding.check(presented: dpopJKT, boundTo: presented.dpopJKT, what: "refresh token")
             if let requested, let wider = requested.first(where: { !current(presented.scope).containsBytes($0) }) {
                 throw OAuthError(.invalidScope, "\(ScopeParameter.named(wider)) exceeds the original grant",
                                  detail: "refresh asked for scope \(wider.debugDescription), not in family \(presented.familyID) as it stands")
@@ -65,12 +69,13 @@ public final class RefreshTokenGrant {
         // auth_time; it carries no nonce (none was sent with this request).
         var grant = TokenGrant(user: user, clientID: client.clientID, scope: scope, sid: record.sid, authTime: record.authTime,
                                nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: session.amr, target: target,
-                               accessTokenLifetime: accessTokenLifetime)
+                               accessTokenLifetime: accessTokenLifetime, confirmationJKT: dpopJKT)
         let deviceSecret = try deviceSecret(presented: presentedDeviceSecret, record: record, clientID: client.clientID)
         grant.dsHash = deviceSecret.record?.dsHash
         grant.diHash = try diHash(deviceID: deviceID, deviceSecret: deviceSecret.record, record: record, client: client)
         let tokens = try services.tokenIssuer.sign(grant)
-        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: accessTokenLifetime,
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT),
+                                     expires_in: accessTokenLifetime,
                                      refresh_token: successor, id_token: tokens.idToken, scope: target.scope.joined(separator: " "))
         body.device_secret = deviceSecret.echoed
         return body

@@ -24,7 +24,8 @@ public final class TokenExchangeGrant {
                                  deviceSecrets: services.deviceSecrets, groups: services.nativeSSOGroups, clock: services.clock)
     }
 
-    public func handle(_ form: FormParameters, client: Client) throws -> TokenResponseBody {
+    /// `dpopJKT`: the key of the request's checked DPoP proof, if any.
+    public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil) throws -> TokenResponseBody {
         let request = try TokenExchangeRequest.parse(form, issuer: services.settings.issuer)
         // Signature first, outside the write transaction (it reads keys only).
         let subjectToken = try checks.verifySubjectToken(request.subjectToken)
@@ -33,7 +34,8 @@ public final class TokenExchangeGrant {
             guard outcome.scope.contains("offline_access") else { return (outcome, nil) }
             let refresh = try services.refreshTokens.issue(familyID: nil, clientID: client.clientID, userID: outcome.user.id,
                                                            sid: outcome.session.sid, scope: outcome.scope, authTime: outcome.session.authTime,
-                                                           lifetime: services.settings.lifetimes.refreshToken(for: client), tx)
+                                                           lifetime: services.settings.lifetimes.refreshToken(for: client),
+                                                           dpopJKT: DPoPBinding.refreshTokenKey(dpopJKT, client: client), tx)
             return (outcome, refresh.token)
         }
         let (outcome, refreshToken) = issued
@@ -43,12 +45,13 @@ public final class TokenExchangeGrant {
         let accessTokenLifetime = services.settings.lifetimes.accessToken(for: client)
         let grant = TokenGrant(user: outcome.user, clientID: client.clientID, scope: outcome.scope, sid: outcome.session.sid,
                                authTime: outcome.session.authTime, nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: outcome.session.amr,
-                               target: target, accessTokenLifetime: accessTokenLifetime)
+                               target: target, accessTokenLifetime: accessTokenLifetime, confirmationJKT: dpopJKT)
         let tokens = try services.tokenIssuer.sign(grant)
         // RFC 8693 §2.2.1: "issued_token_type REQUIRED"; "token_type REQUIRED
         // ... If the issued token is an access token ... the value of this
         // parameter MUST be ... Bearer".
-        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: "Bearer", expires_in: accessTokenLifetime,
+        var body = TokenResponseBody(access_token: tokens.accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT),
+                                     expires_in: accessTokenLifetime,
                                      refresh_token: refreshToken, id_token: tokens.idToken, scope: outcome.scope.joined(separator: " "))
         body.issued_token_type = TokenExchangeRequest.accessTokenType
         return body

@@ -87,9 +87,22 @@ public struct AuthorizationRequestValidator {
         let nonce = try visibleText(parameters, "nonce", limit: Self.maximumStateBytes)
         let loginHint = try visibleText(parameters, "login_hint", limit: 254)
         let expectedSubject = try checkIDTokenHint(parameters)
-        return AuthorizationRequest(clientID: client.clientID, redirectURI: redirectURI, scope: scope, state: state, nonce: nonce,
-                                    codeChallenge: codeChallenge, prompt: prompt, maxAge: maxAge, loginHint: loginHint,
-                                    expectedSubject: expectedSubject)
+        var request = AuthorizationRequest(clientID: client.clientID, redirectURI: redirectURI, scope: scope, state: state, nonce: nonce,
+                                           codeChallenge: codeChallenge, prompt: prompt, maxAge: maxAge, loginHint: loginHint,
+                                           expectedSubject: expectedSubject)
+        request.dpopJKT = try checkDPoPKeyThumbprint(parameters)
+        return request
+    }
+
+    /// RFC 9449 §10: "dpop_jkt: ... the JWK SHA-256 Thumbprint ... of the
+    /// proof-of-possession public key", which binds the code: a SHA-256,
+    /// base64url without padding, so exactly 43 characters of its alphabet.
+    func checkDPoPKeyThumbprint(_ parameters: FormParameters) throws -> String? {
+        guard let value = try parameters.single("dpop_jkt") else { return nil }
+        guard value.utf8.count == 43, Base64URL.decode(value)?.count == 32 else {
+            throw OAuthError.invalidRequest("dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url characters)")
+        }
+        return value
     }
 
     /// OIDC Core §3.1.2.1 id_token_hint: "ID Token previously issued by the

@@ -13,6 +13,8 @@ public enum BearerAuthorization {
         /// No credentials at all, or another authentication scheme.
         case absent
         case token(String)
+        /// RFC 9449 §7.1: `Authorization: DPoP <token>`, with a DPoP proof.
+        case dpop(String)
     }
 
     /// The token, `.absent`, or a thrown `IssuerBearerError`.
@@ -31,7 +33,9 @@ public enum BearerAuthorization {
         // RFC 6750 §2: "Clients MUST NOT use more than one method to transmit
         // the token in each request."
         switch (header, body) {
-        case (.token, .some):
+        case (.dpop(let token), nil):
+            return .dpop(token)
+        case (.token, .some), (.dpop, .some):
             throw IssuerBearerError(.invalidRequest, "the access token was sent both in the Authorization header and in the body")
         case (.token(let token), nil):
             return .token(token)
@@ -48,13 +52,18 @@ public enum BearerAuthorization {
     static func fromHeader(_ header: String?) throws -> Outcome {
         guard let header, !header.allSatisfy({ $0 == " " || $0 == "\t" }) else { return .absent }
         let scheme = header.prefix { $0 != " " }
-        guard scheme.lowercased() == "bearer" else { return .absent }
+        // RFC 9449 §7.1: DPoP = "DPoP" 1*SP token68, the same syntax.
+        let isDPoP = scheme.lowercased() == "dpop"
+        guard scheme.lowercased() == "bearer" || isDPoP else { return .absent }
         let token = header.dropFirst(scheme.count).drop { $0 == " " }
-        guard !token.isEmpty else { throw IssuerBearerError(.invalidRequest, "the Bearer scheme needs a token") }
-        guard BearerSyntax.isB64Token(token.utf8) else {
-            throw IssuerBearerError(.invalidToken, "the access token has characters outside the b64token syntax")
+        guard !token.isEmpty else {
+            throw IssuerBearerError(.invalidRequest, "the \(isDPoP ? "DPoP" : "Bearer") scheme needs a token", scheme: isDPoP ? .dpop : .bearer)
         }
-        return .token(String(token))
+        guard BearerSyntax.isB64Token(token.utf8) else {
+            throw IssuerBearerError(.invalidToken, "the access token has characters outside the b64token syntax",
+                                    scheme: isDPoP ? .dpop : .bearer)
+        }
+        return isDPoP ? .dpop(String(token)) : .token(String(token))
     }
 
     /// RFC 6750 §2.2: "The HTTP request entity-body is single-part" and

@@ -15,7 +15,13 @@ public struct IssuerBearerError: Error, Equatable {
         case invalidRequest = "invalid_request"
         case invalidToken = "invalid_token"
         case insufficientScope = "insufficient_scope"
+        /// RFC 9449 §7.1: the DPoP proof is missing or not acceptable.
+        case invalidDPoPProof = "invalid_dpop_proof"
     }
+
+    /// The authentication scheme the challenge names: RFC 6750's Bearer,
+    /// or RFC 9449's DPoP for a request about a DPoP-bound token.
+    public enum Scheme: Sendable { case bearer, dpop }
 
     public let code: Code
     /// Client-safe text; never holds the token.
@@ -26,12 +32,14 @@ public struct IssuerBearerError: Error, Equatable {
     public var requiredScope: String?
     /// The challenge's `realm`: the issuer origin, set by the responder.
     public var realm: String = ""
+    public var scheme: Scheme
 
-    public init(_ code: Code, _ description: String, detail: String = "", requiredScope: String? = nil) {
+    public init(_ code: Code, _ description: String, detail: String = "", requiredScope: String? = nil, scheme: Scheme = .bearer) {
         self.code = code
         self.description = description
         self.detail = detail
         self.requiredScope = requiredScope
+        self.scheme = scheme
     }
 
     /// RFC 6750 §3.1: invalid_request → 400, invalid_token → 401,
@@ -39,13 +47,19 @@ public struct IssuerBearerError: Error, Equatable {
     public var status: Int {
         switch code {
         case .invalidRequest: 400
-        case .missingToken, .invalidToken: 401
+        case .missingToken, .invalidToken, .invalidDPoPProof: 401
         case .insufficientScope: 403
         }
     }
 
     public var challenge: String {
-        switch code {
+        // RFC 9449 §7.1: "WWW-Authenticate: DPoP" with the algorithms this
+        // server accepts in proofs, the error and its description.
+        if scheme == .dpop {
+            return "DPoP algs=\"\(ProofAlgorithm.supported.joined(separator: " "))\", error=\"\(code.rawValue)\", "
+                + "error_description=\"\(BearerSyntax.quotable(description))\""
+        }
+        return switch code {
         // RFC 6750 §3.1: "If the request lacks any authentication information
         // (e.g., the client was unaware that authentication is necessary or
         // attempted using an unsupported authentication method), the resource
@@ -55,7 +69,7 @@ public struct IssuerBearerError: Error, Equatable {
         // RFC 6750 §3: the "scope" attribute names the scope needed.
         case .insufficientScope:
             BearerSyntax.challenge(realm: realm, error: code.rawValue, scope: requiredScope)
-        case .invalidRequest, .invalidToken:
+        case .invalidRequest, .invalidToken, .invalidDPoPProof:
             BearerSyntax.challenge(realm: realm, error: code.rawValue, description: description)
         }
     }

@@ -26,6 +26,8 @@ public struct OAuthError: Error, Equatable {
         case invalidTarget = "invalid_target"
         /// RFC 9449 §5: the DPoP proof is missing or not acceptable.
         case invalidDPoPProof = "invalid_dpop_proof"
+        /// RFC 9449 §8: the proof must carry the nonce sent in `DPoP-Nonce`.
+        case useDPoPNonce = "use_dpop_nonce"
     }
 
     public let code: Code
@@ -40,6 +42,8 @@ public struct OAuthError: Error, Equatable {
     /// True when the client authenticated with HTTP Basic, so a 401 must
     /// answer with a Basic challenge (RFC 6749 §5.2, invalid_client).
     public var usedBasicAuthentication = false
+    /// RFC 9449 §8: the nonce a client's next proof must carry (`DPoP-Nonce`).
+    public var dpopNonce: String?
 
     public init(_ code: Code, _ description: String, detail: String = "") {
         self.code = code
@@ -69,6 +73,7 @@ extension OAuthError: HTTPResponseError {
         if code == .invalidClient && usedBasicAuthentication {
             headers.append(("WWW-Authenticate", "Basic realm=\"gatehouse\", charset=\"UTF-8\""))
         }
+        if let dpopNonce { headers.append(("DPoP-Nonce", dpopNonce)) }
         return (try? Response.json(Body(error: code.rawValue, error_description: description), status: status, headers: headers))
             ?? .plainError(status, code.rawValue)
     }

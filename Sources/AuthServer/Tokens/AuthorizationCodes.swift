@@ -2,6 +2,15 @@ import IssuerStorage
 import SSOCore
 
 extension AuthorizationCodeGrantRecord {
+    /// The code for a validated request, in a session: everything the
+    /// request bound it to (client, redirect URI, PKCE challenge, scope,
+    /// nonce, RFC 9449 §10 `dpop_jkt`) goes with it.
+    public init(request: AuthorizationRequest, sid: String, userID: Int64, authTime: Int64, amr: [String]) {
+        self.init(clientID: request.clientID, redirectURI: request.redirectURI, codeChallenge: request.codeChallenge, scope: request.scope,
+                  nonce: request.nonce, sid: sid, userID: userID, authTime: authTime, amr: amr)
+        dpopJKT = request.dpopJKT
+    }
+
     /// OIDC Core §2 acr for the ID token.
     public var acr: String { AuthenticationMethods.acr(for: amr) }
 }

@@ -16,6 +16,8 @@ public struct PresentedAccessToken: Decodable, Equatable, Sendable {
     public let scope: String
     /// Absent only from a machine client's token (client_credentials).
     public let sid: String?
+    /// RFC 9449 §6.1: present on a DPoP-bound token.
+    public let cnf: Confirmation?
 
     public var scopes: [Substring] { scope.split(separator: " ") }
 }

@@ -55,9 +55,11 @@ public final class RefreshTokenRotation {
             // claim's WHERE clause; `check` throwing rolls the claim back.
             if let claimed = try tx.refreshTokens.claim(hash, clientID: clientID, successor: next, now: now) {
                 try check(claimed)
-                let record = RefreshTokenRecord(familyID: claimed.familyID, clientID: claimed.clientID, userID: claimed.userID,
+                var record = RefreshTokenRecord(familyID: claimed.familyID, clientID: claimed.clientID, userID: claimed.userID,
                                                 sid: claimed.sid, scope: claimed.scope, authTime: claimed.authTime,
                                                 expiresAt: now + Int64(lifetime))
+                // RFC 9449 §5: the binding to the client's key stays with the family.
+                record.dpopJKT = claimed.dpopJKT
                 try tx.refreshTokens.insert(tokenHash: next.tokenHash, record, createdAt: now)
                 return .rotated(successor: successor, record: record)
             }

@@ -15,12 +15,14 @@ public final class RefreshTokens {
 
     /// Issues a token in `familyID` (a new family when nil), in the caller's
     /// write unit.
+    /// `dpopJKT`: the key a public client's token is bound to (RFC 9449 §5).
     public func issue(familyID: String?, clientID: String, userID: Int64, sid: String, scope: [String], authTime: Int64,
-                      lifetime: Int, _ tx: any IssuerWrites) throws -> (token: String, record: RefreshTokenRecord) {
+                      lifetime: Int, dpopJKT: String? = nil, _ tx: any IssuerWrites) throws -> (token: String, record: RefreshTokenRecord) {
         let token = SecureRandom.token()
         let now = clock()
-        let record = RefreshTokenRecord(familyID: familyID ?? SecureRandom.token(byteCount: 16), clientID: clientID, userID: userID,
+        var record = RefreshTokenRecord(familyID: familyID ?? SecureRandom.token(byteCount: 16), clientID: clientID, userID: userID,
                                         sid: sid, scope: scope, authTime: authTime, expiresAt: now + Int64(lifetime))
+        record.dpopJKT = dpopJKT
         try tx.refreshTokens.insert(tokenHash: SecretHash.of(token), record, createdAt: now)
         return (token, record)
     }

@@ -22,6 +22,14 @@ public struct AccessTokenClaims: Codable, Equatable, Sendable {
     public let auth_time: Int64?
     public let email: String?
     public let roles: [String]?
+    /// RFC 9449 §6.1: the key a DPoP-bound token is bound to.
+    public var cnf: Confirmation? = nil
+}
+
+/// RFC 7800 `cnf` with RFC 9449 §6.1's `jkt`: the JWK SHA-256 thumbprint.
+public struct Confirmation: Codable, Equatable, Sendable {
+    public let jkt: String
+    public init(jkt: String) { self.jkt = jkt }
 }
 
 /// ID token claims (OIDC Core §2, §5.1 for email/name by scope).
@@ -61,6 +69,8 @@ public struct TokenGrant: Sendable {
     public let target: TokenTarget
     /// Seconds (TokenLifetimes.accessToken(for:)).
     public let accessTokenLifetime: Int
+    /// RFC 9449 §6.1: the DPoP key the access token is bound to.
+    public var confirmationJKT: String? = nil
     /// Native SSO bindings for the ID token (NativeSSOHash values).
     public var diHash: String? = nil
     public var dsHash: String? = nil
@@ -81,19 +91,22 @@ public final class TokenIssuer {
 
     public func accessTokenClaims(_ grant: TokenGrant) -> AccessTokenClaims {
         let now = clock()
-        return AccessTokenClaims(
+        var claims = AccessTokenClaims(
             iss: settings.issuer, sub: grant.user.subject, aud: grant.target.audience, exp: now + Int64(grant.accessTokenLifetime),
             iat: now, nbf: now, jti: grant.jti, client_id: grant.clientID, scope: grant.target.scope.joined(separator: " "), sid: grant.sid,
             auth_time: grant.authTime, email: grant.user.email, roles: grant.user.roles)
+        claims.cnf = grant.confirmationJKT.map(Confirmation.init)
+        return claims
     }
 
     /// RFC 6749 §4.4.3 with RFC 9068: a machine client's own access token.
-    public func signMachineToken(clientID: String, target: TokenTarget, lifetime: Int) throws -> String {
+    public func signMachineToken(clientID: String, target: TokenTarget, lifetime: Int, confirmationJKT: String? = nil) throws -> String {
         let now = clock()
-        let claims = AccessTokenClaims(
+        var claims = AccessTokenClaims(
             iss: settings.issuer, sub: clientID, aud: target.audience, exp: now + Int64(lifetime), iat: now, nbf: now,
             jti: SecureRandom.token(byteCount: 16), client_id: clientID, scope: target.scope.joined(separator: " "), sid: nil,
             auth_time: nil, email: nil, roles: nil)
+        claims.cnf = confirmationJKT.map(Confirmation.init)
         let (kid, key) = try signingKeys.signingKey()
         return try JWTSigner.sign(claims, header: JWTHeader(kid: kid, typ: "at+jwt"), key: key)
     }
@@ -133,4 +146,7 @@ public struct TokenResponseBody: Encodable, Sendable {
     public var device_secret: String? = nil
     /// RFC 8693 §2.2.1: token exchange responses only.
     public var issued_token_type: String? = nil
+
+    /// RFC 9449 §5: "token_type ... DPoP" for a bound access token.
+    public static func tokenType(boundTo jkt: String?) -> String { jkt == nil ? "Bearer" : "DPoP" }
 }

@@ -24,6 +24,9 @@ public struct GatehouseConfig: Sendable {
     /// Seconds a rotated refresh token may be presented again and get the
     /// same successor back (a reply lost on a mobile network).
     public var refreshGracePeriod: Int
+    /// `GATEHOUSE_DPOP_NONCE`: the token endpoint asks for a server nonce
+    /// in every DPoP proof (RFC 9449 §8); `off` accepts proofs without one.
+    public var dpopNonceRequired: Bool
     /// Seconds between `ssoctl keys rotate` publishing a key and its signing:
     /// longer than `jwksMaximumAge`, so every resource server has refreshed
     /// its JWKS and knows the key before the first token it signs arrives.
@@ -87,6 +90,11 @@ public struct GatehouseConfig: Sendable {
         authorizationCodeLifetime = try integer("GATEHOUSE_CODE_TTL", 60, 10...600)
         ssoSessionLifetime = try integer("GATEHOUSE_SSO_SESSION_TTL", 30 * 86_400, 300...31_536_000)
         refreshGracePeriod = try integer("GATEHOUSE_REFRESH_GRACE", 10, 0...300)
+        switch values["GATEHOUSE_DPOP_NONCE"] ?? "required" {
+        case "required", "": dpopNonceRequired = true
+        case "off": dpopNonceRequired = false
+        case let other: throw ConfigError("GATEHOUSE_DPOP_NONCE must be required or off, got \(other.prefix(32))")
+        }
         jwksMaximumAge = try integer("GATEHOUSE_JWKS_MAX_AGE", 3600, 1...86_400)
         keyActivationDelay = try integer("GATEHOUSE_KEY_ACTIVATION_DELAY", jwksMaximumAge + 300, 0...604_800)
         databaseURL = try Self.databaseURL(values["GATEHOUSE_DATABASE_URL"])

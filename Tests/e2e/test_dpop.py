@@ -1,0 +1,248 @@
+"""DPoP (RFC 9449) at the issuer, through nginx with TLS: proofs made by
+Python's `cryptography` (dpop_proofs.py), every refusal of §4.3, server
+nonces (§8), bound codes (§10), bound refresh tokens (§5) through rotation
+and the grace window, replay across the responder pool, and userinfo (§7)."""
+import base64
+import concurrent.futures
+import json
+import secrets
+
+import pytest
+
+from dpop_proofs import ProofKey, token_request
+from oidc_flow import App, query
+
+SECRET = "dpop-machine-secret-" + secrets.token_hex(8)
+
+
+def claims(jwt):
+    payload = jwt.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def signed_in(stack, http, key, scope="openid profile offline_access api:serverA", **authorize):
+    """A code exchange with a DPoP proof by `key`; (response, app, nonce)."""
+    app = App(stack, http, scope=scope)
+    code = app.sign_in(**authorize)
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": app.redirect_uri, "client_id": app.client_id,
+            "code_verifier": app.verifier}
+    response, nonce = token_request(http, stack.issuer, form, key)
+    return response, app, nonce
+
+
+def refresh(stack, http, token, key=None, nonce=None, **proof_changes):
+    form = {"grant_type": "refresh_token", "refresh_token": token, "client_id": "mobile-app-001"}
+    if key is None:
+        return http.post(stack.issuer + "/token", data=form), nonce
+    return token_request(http, stack.issuer, form, key, nonce=nonce, **proof_changes)
+
+
+@pytest.fixture(scope="module")
+def machine(stack):
+    result = stack.ssoctl("client", "add", "dpop-job", "--grant", "client_credentials", "--scope", "api:serverA", "--secret-stdin",
+                          input=SECRET + "\n")
+    assert result.returncode == 0, result.stderr
+    return ("dpop-job", SECRET)
+
+
+def test_discovery_lists_the_proof_algorithms(stack, http):
+    document = http.get(stack.issuer + "/.well-known/openid-configuration").json()
+    assert document["dpop_signing_alg_values_supported"] == ["ES256", "EdDSA", "RS256"]
+
+
+def test_a_proof_without_the_servers_nonce_gets_one_and_the_retry_gets_bound_tokens(stack, http):
+    key = ProofKey()
+    app = App(stack, http, scope="openid offline_access api:serverA")
+    code = app.sign_in()
+    url = stack.issuer + "/token"
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": app.redirect_uri, "client_id": app.client_id,
+            "code_verifier": app.verifier}
+    first = http.post(url, data=form, headers={"DPoP": key.proof("POST", url)})
+    assert first.status_code == 400 and first.json()["error"] == "use_dpop_nonce", first.text
+    nonce = first.headers["DPoP-Nonce"]
+    stale = http.post(url, data=form, headers={"DPoP": key.proof("POST", url, nonce="bm90LWEtbm9uY2U")})
+    assert stale.json()["error"] == "use_dpop_nonce" and stale.headers["DPoP-Nonce"] == nonce
+    second = http.post(url, data=form, headers={"DPoP": key.proof("POST", url, nonce=nonce)})
+    assert second.status_code == 200, second.text
+    body = second.json()
+    assert body["token_type"] == "DPoP"
+    assert claims(body["access_token"])["cnf"] == {"jkt": key.thumbprint}
+    assert second.headers["DPoP-Nonce"], "RFC 9449 §8.2: the next nonce comes with the answer"
+    (bound,), = stack.query("SELECT dpop_jkt FROM refresh_tokens WHERE dpop_jkt = ?", key.thumbprint)
+    assert bound == key.thumbprint, "a public client's refresh token is bound to the key (§5)"
+
+
+@pytest.mark.parametrize("alg", ["EdDSA", "RS256"])
+def test_every_advertised_algorithm_binds(stack, http, machine, alg):
+    key = ProofKey(alg)
+    response, _ = token_request(http, stack.issuer, {"grant_type": "client_credentials"}, key, auth=machine)
+    assert response.status_code == 200, response.text
+    assert response.json()["token_type"] == "DPoP"
+    assert claims(response.json()["access_token"])["cnf"]["jkt"] == key.thumbprint
+
+
+@pytest.mark.parametrize("changes,description", [
+    ({"header": {"typ": "JWT"}}, "typ must be dpop+jwt"),
+    ({"header": {"alg": "none"}}, "alg is not one of"),
+    ({"header": {"alg": "HS256"}}, "alg is not one of"),
+    ({"header": {"alg": "ES384"}}, "alg is not one of"),
+    ({"header": {"jwk": None}}, "not a well-formed JWT"),
+    ({"header": {"jwk": {"kty": "EC", "crv": "P-256", "x": "AAAA", "y": "AAAA"}}}, "not a usable public key"),
+    ({"corrupt": True}, "signature does not verify"),
+    ({"claims": {"htm": "GET"}}, "htm is not this request's method"),
+    ({"claims": {"htu": "https://evil.example/token"}}, "htu is not this request's URI"),
+    ({"claims": {"htu": "https://localhost/authorize"}}, "htu is not this request's URI"),
+    ({"claims": {"iat": 1_600_000_000}}, "iat is outside the accepted window"),
+    ({"claims": {"iat": 4_000_000_000}}, "iat is outside the accepted window"),
+    ({"claims": {"jti": None}}, "not a well-formed JWT"),
+    ({"claims": {"iat": "yesterday"}}, "not a well-formed JWT"),
+])
+def test_every_refusal_of_a_token_request_proof_changes_nothing(stack, http, machine, changes, description):
+    key = ProofKey()
+    # One nonce first, so the refusal below is about the proof itself.
+    _, nonce = token_request(http, stack.issuer, {"grant_type": "client_credentials"}, key, auth=machine)
+    before = stack.database_dump()
+    response, _ = token_request(http, stack.issuer, {"grant_type": "client_credentials"}, key, auth=machine, nonce=nonce, **changes)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_dpop_proof", response.text
+    assert description in response.json()["error_description"]
+    assert stack.database_dump() == before
+
+
+def test_a_private_key_in_the_proof_is_refused(stack, http, machine):
+    key = ProofKey()
+    leaked = dict(key.jwk, d=base64.urlsafe_b64encode(b"\x01" * 32).rstrip(b"=").decode())
+    response, _ = token_request(http, stack.issuer, {"grant_type": "client_credentials"}, key, auth=machine, header={"jwk": leaked})
+    assert response.json()["error"] == "invalid_dpop_proof" and "private key" in response.json()["error_description"]
+
+
+def test_two_dpop_headers_are_refused(stack, http, machine):
+    key = ProofKey()
+    url = stack.issuer + "/token"
+    both = key.proof("POST", url) + ", " + key.proof("POST", url)
+    response = http.post(url, data={"grant_type": "client_credentials"}, auth=machine, headers={"DPoP": both})
+    assert response.status_code == 400 and response.json()["error"] == "invalid_dpop_proof"
+    assert "exactly one DPoP header" in response.json()["error_description"]
+
+
+def test_a_proof_is_accepted_once_across_every_responder_process(stack, http, machine):
+    key = ProofKey()
+    _, nonce = token_request(http, stack.issuer, {"grant_type": "client_credentials"}, key, auth=machine)
+    url = stack.issuer + "/token"
+    proof = key.proof("POST", url, nonce=nonce)
+
+    def send(_):
+        return stack.session().post(url, data={"grant_type": "client_credentials"}, auth=machine, headers={"DPoP": proof})
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        responses = list(pool.map(send, range(8)))
+    statuses = sorted(response.status_code for response in responses)
+    assert statuses == [200] + [400] * 7, [response.text for response in responses]
+    refused = [response.json() for response in responses if response.status_code == 400]
+    assert all(body["error"] == "invalid_dpop_proof" and "used before" in body["error_description"] for body in refused)
+
+
+def test_a_bound_refresh_token_needs_its_key_and_keeps_it_through_rotation_and_the_grace_window(stack, http):
+    key = ProofKey()
+    response, _, nonce = signed_in(stack, http, key)
+    refresh_token = response.json()["refresh_token"]
+    without, _ = refresh(stack, http, refresh_token)
+    assert without.status_code == 400 and without.json()["error"] == "invalid_dpop_proof", without.text
+    other, _ = refresh(stack, http, refresh_token, key=ProofKey(), nonce=nonce)
+    assert other.status_code == 400 and other.json()["error"] == "invalid_grant", other.text
+    # Neither spent it nor revoked the family: the key holder refreshes.
+    rotated, nonce = refresh(stack, http, refresh_token, key=key, nonce=nonce)
+    assert rotated.status_code == 200, rotated.text
+    assert rotated.json()["token_type"] == "DPoP" and claims(rotated.json()["access_token"])["cnf"]["jkt"] == key.thumbprint
+    # A retry after a lost reply, with a new proof by the same key: the same successor.
+    again, nonce = refresh(stack, http, refresh_token, key=key, nonce=nonce)
+    assert again.status_code == 200 and again.json()["refresh_token"] == rotated.json()["refresh_token"]
+    # The successor is bound too.
+    bearer, _ = refresh(stack, http, rotated.json()["refresh_token"])
+    assert bearer.json()["error"] == "invalid_dpop_proof"
+    next_one, _ = refresh(stack, http, rotated.json()["refresh_token"], key=key, nonce=nonce)
+    assert next_one.status_code == 200
+
+
+def test_a_confidential_clients_refresh_token_is_not_bound(stack, http):
+    secret = "dpop-confidential-" + secrets.token_hex(8)
+    assert stack.ssoctl("client", "add", "dpop-web", "--redirect-uri", "https://web.example.test/cb", "--scope", "openid",
+                        "--scope", "offline_access", "--secret-stdin", input=secret + "\n").returncode == 0
+    key = ProofKey()
+    app = App(stack, http, client_id="dpop-web", redirect_uri="https://web.example.test/cb", scope="openid offline_access")
+    form = {"grant_type": "authorization_code", "code": app.sign_in(), "redirect_uri": app.redirect_uri, "code_verifier": app.verifier}
+    response, _ = token_request(http, stack.issuer, form, key, auth=("dpop-web", secret))
+    assert response.status_code == 200 and response.json()["token_type"] == "DPoP"
+    assert stack.query("SELECT dpop_jkt FROM refresh_tokens WHERE client_id = ?", "dpop-web") == [(None,)]
+
+
+def test_dpop_jkt_binds_the_code_to_the_key(stack, http):
+    key = ProofKey()
+    app = App(stack, http, scope="openid")
+    code = app.sign_in(dpop_jkt=key.thumbprint)
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": app.redirect_uri, "client_id": app.client_id,
+            "code_verifier": app.verifier}
+    plain = http.post(stack.issuer + "/token", data=form)
+    assert plain.status_code == 400 and plain.json()["error"] == "invalid_dpop_proof"
+    other, _ = token_request(http, stack.issuer, form, ProofKey())
+    assert other.status_code == 400 and other.json()["error"] == "invalid_grant"
+    right, _ = token_request(http, stack.issuer, form, key)
+    assert right.status_code == 200, "the refusals spent nothing"
+    assert claims(right.json()["access_token"])["cnf"]["jkt"] == key.thumbprint
+
+
+def test_a_malformed_dpop_jkt_is_an_error_redirect(stack, http):
+    app = App(stack, http)
+    response = app.authorize(dpop_jkt="not-a-thumbprint")
+    assert query(response.headers["Location"])["error"] == "invalid_request"
+
+
+def test_a_client_that_requires_dpop_gets_bound_tokens_only(stack, http):
+    secret = "require-dpop-" + secrets.token_hex(8)
+    assert stack.ssoctl("client", "add", "dpop-required", "--grant", "client_credentials", "--scope", "api:serverA", "--require-dpop",
+                        "--secret-stdin", input=secret + "\n").returncode == 0
+    bearer = http.post(stack.issuer + "/token", data={"grant_type": "client_credentials"}, auth=("dpop-required", secret))
+    assert bearer.status_code == 400 and bearer.json()["error"] == "invalid_dpop_proof"
+    bound, _ = token_request(http, stack.issuer, {"grant_type": "client_credentials"}, ProofKey(), auth=("dpop-required", secret))
+    assert bound.status_code == 200 and bound.json()["token_type"] == "DPoP"
+
+
+def test_userinfo_takes_a_bound_token_only_with_a_proof_by_its_key(stack, http):
+    key = ProofKey()
+    response, _, _ = signed_in(stack, http, key)
+    token = response.json()["access_token"]
+    url = stack.issuer + "/userinfo"
+
+    def call(scheme="DPoP", proof=True, **changes):
+        headers = {"Authorization": f"{scheme} {token}"}
+        if proof:
+            headers["DPoP"] = (changes.pop("key", key)).proof("GET", url, access_token=token, **changes)
+        return http.get(url, headers=headers)
+    good = call()
+    assert good.status_code == 200, good.text
+    assert good.json()["sub"] == claims(token)["sub"]
+    cases = [
+        (call(scheme="Bearer", proof=False), "invalid_token", "DPoP-bound"),
+        (call(proof=False), "invalid_dpop_proof", "a DPoP proof is required"),
+        (call(claims={"ath": None}), "invalid_dpop_proof", "no ath"),
+        (call(claims={"ath": "AAAA"}), "invalid_dpop_proof", "ath does not match"),
+        (call(claims={"htm": "POST"}), "invalid_dpop_proof", "htm"),
+        (call(key=ProofKey()), "invalid_dpop_proof", "another key"),
+    ]
+    for refused, error, said in cases:
+        assert refused.status_code == 401, refused.text
+        assert refused.json()["error"] == error and said in refused.json()["error_description"], refused.text
+        challenge = refused.headers["WWW-Authenticate"]
+        assert challenge.startswith('DPoP algs="ES256 EdDSA RS256", error="' + error + '"'), challenge
+    # A proof is good once.
+    proof = key.proof("GET", url, access_token=token)
+    first = http.get(url, headers={"Authorization": "DPoP " + token, "DPoP": proof})
+    replayed = http.get(url, headers={"Authorization": "DPoP " + token, "DPoP": proof})
+    assert first.status_code == 200 and replayed.status_code == 401 and "used before" in replayed.json()["error_description"]
+
+
+def test_an_unbound_token_is_not_accepted_under_the_dpop_scheme(stack, http):
+    app = App(stack, http, scope="openid")
+    token = app.exchange(app.sign_in()).json()["access_token"]
+    response = http.get(stack.issuer + "/userinfo", headers={"Authorization": "DPoP " + token,
+                                                             "DPoP": ProofKey().proof("GET", stack.issuer + "/userinfo", access_token=token)})
+    assert response.status_code == 401 and response.json()["error"] == "invalid_token"
+    assert "not DPoP-bound" in response.json()["error_description"]
