@@ -13,6 +13,7 @@ from urllib.parse import quote, urlsplit
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "e2e"))
 sys.path.insert(0, os.path.dirname(__file__))
 from bench_cpu import cpu_split, summarize  # noqa: E402
+from bench_dpop import dpop_refresh  # noqa: E402
 from bench_postgresql import ROUNDS, WORKERS, compare  # noqa: E402
 from bench_references import openssl_sign_rate, scrypt_rate  # noqa: E402
 from bench_report import chart, print_table, resources_table  # noqa: E402
@@ -134,6 +135,10 @@ def token_paths(stack, http, app, seconds, connections, threads, bound, login_bo
     rows = [(name, result, None if name.startswith("GET") else result["rps"] / bound,
              None if name.startswith("GET") else "≥ 0.60 of signing bound")
             for name, result in writing_paths(stack, http, app, seconds, connections, threads)]
+    refresh = next(result for name, result, _, _ in rows if name == "POST /token refresh_token (rotation)")
+    bound_refresh = dpop_refresh(stack, http, seconds, connections, threads, wrk)
+    rows.append(("POST /token refresh_token with DPoP (fresh proof each)", bound_refresh, bound_refresh["rps"] / refresh["rps"],
+                 "≥ 0.80 of refresh without DPoP"))
     login = full_login(stack, seconds, connections)
     rows.append(("full login: authorize → login → token (sign-ins/s)", login, login["rps"] / login_bound,
                  "≥ 0.90 of scrypt rate"))
