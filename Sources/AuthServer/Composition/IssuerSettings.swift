@@ -8,14 +8,19 @@ public struct IssuerSettings: Sendable {
     /// The issuer identifier (`iss`), an https origin.
     public var issuer: String
     public var lifetimes: TokenLifetimes
+    /// Every client must push its authorization requests (RFC 9126 §4);
+    /// `GATEHOUSE_REQUIRE_PAR`.
+    public var requirePushedAuthorizationRequests: Bool
 
-    public init(issuer: String, lifetimes: TokenLifetimes) {
+    public init(issuer: String, lifetimes: TokenLifetimes, requirePushedAuthorizationRequests: Bool = false) {
         self.issuer = issuer
         self.lifetimes = lifetimes
+        self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
     }
 
     public init(config: GatehouseConfig) {
-        self.init(issuer: config.issuer, lifetimes: TokenLifetimes(config: config))
+        self.init(issuer: config.issuer, lifetimes: TokenLifetimes(config: config),
+                  requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests)
     }
 }
 
