@@ -153,7 +153,8 @@ final class DoctorTests: XCTestCase {
         var schema = try finding("database.schema", diagnose())
         XCTAssertEqual(schema.status, .fail)
         XCTAssertEqual(schema.detail, "issuer schema version 3, this build expects \(SQLiteIssuerSchema.migrations.last!.version): run ssoctl setup")
-        try issuer.database.execute("UPDATE schema_migrations SET version = 9 WHERE component = 'issuer'")
+        try issuer.database.execute("UPDATE schema_migrations SET version = ? WHERE component = 'issuer'",
+                                    [.integer(Int64(SQLiteIssuerSchema.migrations.last!.version + 1))])
         schema = try finding("database.schema", diagnose())
         XCTAssertEqual(schema.status, .fail)
         XCTAssertTrue(schema.detail.contains("newer than this build"))
