@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "logout", targets: ["logout"]),
         .executable(name: "revoke", targets: ["revoke"]),
         .executable(name: "introspect", targets: ["introspect"]),
+        .executable(name: "par", targets: ["par"]),
         .executable(name: "api-a", targets: ["api-a"]),
         .executable(name: "api-b", targets: ["api-b"]),
         .executable(name: "gatehouse-login", targets: ["gatehouse-login"]),
@@ -62,6 +63,7 @@ let package = Package(
         .executableTarget(name: "logout", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         .executableTarget(name: "revoke", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         .executableTarget(name: "introspect", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
+        .executableTarget(name: "par", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         // The resource servers: SSOCore and ResourceServer only, never AuthServer.
         .executableTarget(name: "api-a", dependencies: ["SSOCore", "ResourceServer"]),
         .executableTarget(name: "api-b", dependencies: ["SSOCore", "ResourceServer"]),

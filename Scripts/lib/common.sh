@@ -14,7 +14,7 @@ TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip postgr
 PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis psycopg jwt=PyJWT)
 
 # The responders: one executable each, one pool of processes each.
-ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect)
+ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect par)
 API_RESPONDERS=(api-a api-b)
 # Scripts/bench adds the reference responder: the same runtime doing nothing.
 [ -n "${GATEHOUSE_BENCH:-}" ] && API_RESPONDERS+=(hello-fcgi)

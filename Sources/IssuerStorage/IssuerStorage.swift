@@ -45,6 +45,7 @@ public protocol IssuerReads {
     var signingKeys: any SigningKeyReads { get }
     var sessions: any SSOSessionReads { get }
     var pendingAuthorizations: any PendingAuthorizationReads { get }
+    var pushedAuthorizations: any PushedAuthorizationReads { get }
     var refreshTokens: any RefreshTokenReads { get }
     var revokedAccessTokens: any RevokedAccessTokenReads { get }
     var deviceSecrets: any DeviceSecretReads { get }
@@ -61,6 +62,7 @@ public protocol IssuerWrites {
     var signingKeys: any SigningKeyStore { get }
     var sessions: any SSOSessionStore { get }
     var pendingAuthorizations: any PendingAuthorizationStore { get }
+    var pushedAuthorizations: any PushedAuthorizationStore { get }
     var authorizationCodes: any AuthorizationCodeStore { get }
     var refreshTokens: any RefreshTokenStore { get }
     var revokedAccessTokens: any RevokedAccessTokenStore { get }

@@ -103,6 +103,7 @@ final class PostgreSQLStores {
     let keys: PostgreSQLSigningKeyStore
     let sessions: PostgreSQLSSOSessionStore
     let pending: PostgreSQLPendingAuthorizationStore
+    let pushed: PostgreSQLPushedAuthorizationStore
     let codes: PostgreSQLAuthorizationCodeStore
     let refresh: PostgreSQLRefreshTokenStore
     let revoked: PostgreSQLRevokedAccessTokenStore
@@ -121,6 +122,7 @@ final class PostgreSQLStores {
         keys = PostgreSQLSigningKeyStore(connection: connection, sealing: keySealing)
         sessions = PostgreSQLSSOSessionStore(connection: connection)
         pending = PostgreSQLPendingAuthorizationStore(connection: connection)
+        pushed = PostgreSQLPushedAuthorizationStore(connection: connection)
         codes = PostgreSQLAuthorizationCodeStore(connection: connection)
         refresh = PostgreSQLRefreshTokenStore(connection: connection)
         revoked = PostgreSQLRevokedAccessTokenStore(connection: connection)
@@ -139,6 +141,7 @@ final class PostgreSQLStores {
         var signingKeys: any SigningKeyReads { stores.keys }
         var sessions: any SSOSessionReads { stores.sessions }
         var pendingAuthorizations: any PendingAuthorizationReads { stores.pending }
+        var pushedAuthorizations: any PushedAuthorizationReads { stores.pushed }
         var refreshTokens: any RefreshTokenReads { stores.refresh }
         var revokedAccessTokens: any RevokedAccessTokenReads { stores.revoked }
         var deviceSecrets: any DeviceSecretReads { stores.devices }
@@ -155,6 +158,7 @@ final class PostgreSQLStores {
         var signingKeys: any SigningKeyStore { stores.keys }
         var sessions: any SSOSessionStore { stores.sessions }
         var pendingAuthorizations: any PendingAuthorizationStore { stores.pending }
+        var pushedAuthorizations: any PushedAuthorizationStore { stores.pushed }
         var authorizationCodes: any AuthorizationCodeStore { stores.codes }
         var refreshTokens: any RefreshTokenStore { stores.refresh }
         var revokedAccessTokens: any RevokedAccessTokenStore { stores.revoked }

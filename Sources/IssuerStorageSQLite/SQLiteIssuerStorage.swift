@@ -51,6 +51,7 @@ final class SQLiteStores {
     let keyStore: SQLiteSigningKeyStore
     let sessionStore: SQLiteSSOSessionStore
     let pendingStore: SQLitePendingAuthorizationStore
+    let pushedStore: SQLitePushedAuthorizationStore
     let codeStore: SQLiteAuthorizationCodeStore
     let refreshStore: SQLiteRefreshTokenStore
     let revokedStore: SQLiteRevokedAccessTokenStore
@@ -70,6 +71,7 @@ final class SQLiteStores {
         keyStore = SQLiteSigningKeyStore(database: database, keysDirectory: keysDirectory)
         sessionStore = SQLiteSSOSessionStore(database: database)
         pendingStore = SQLitePendingAuthorizationStore(database: database)
+        pushedStore = SQLitePushedAuthorizationStore(database: database)
         codeStore = SQLiteAuthorizationCodeStore(database: database)
         refreshStore = SQLiteRefreshTokenStore(database: database)
         revokedStore = SQLiteRevokedAccessTokenStore(database: database)
@@ -88,6 +90,7 @@ final class SQLiteStores {
         var signingKeys: any SigningKeyReads { stores.keyStore }
         var sessions: any SSOSessionReads { stores.sessionStore }
         var pendingAuthorizations: any PendingAuthorizationReads { stores.pendingStore }
+        var pushedAuthorizations: any PushedAuthorizationReads { stores.pushedStore }
         var refreshTokens: any RefreshTokenReads { stores.refreshStore }
         var revokedAccessTokens: any RevokedAccessTokenReads { stores.revokedStore }
         var deviceSecrets: any DeviceSecretReads { stores.deviceStore }
@@ -104,6 +107,7 @@ final class SQLiteStores {
         var signingKeys: any SigningKeyStore { stores.keyStore }
         var sessions: any SSOSessionStore { stores.sessionStore }
         var pendingAuthorizations: any PendingAuthorizationStore { stores.pendingStore }
+        var pushedAuthorizations: any PushedAuthorizationStore { stores.pushedStore }
         var authorizationCodes: any AuthorizationCodeStore { stores.codeStore }
         var refreshTokens: any RefreshTokenStore { stores.refreshStore }
         var revokedAccessTokens: any RevokedAccessTokenStore { stores.revokedStore }

@@ -50,7 +50,7 @@ struct LoginCommand: ParsableCommand {
         let listener = try LoopbackListener()
         let attempt = AuthorizationAttempt(clientID: clientID, redirectURI: "http://127.0.0.1:\(listener.port)\(callbackPath)",
                                            scope: scope, prompt: prompt)
-        let url = attempt.url(authorizationEndpoint: metadata.authorizationEndpoint)
+        let url = try PushedAuthorization.browserURL(for: attempt, metadata: metadata, transport: transport)
         switch presentation {
         case .print:
             Console.output(url)

@@ -4,6 +4,8 @@ struct ProviderMetadata: Decodable {
     let issuer: String
     let authorizationEndpoint: String
     let tokenEndpoint: String
+    /// RFC 9126 §5: present when the issuer takes pushed requests.
+    let pushedAuthorizationRequestEndpoint: String?
     let jwksURI: String
     let revocationEndpoint: String?
     let endSessionEndpoint: String?
@@ -14,6 +16,7 @@ struct ProviderMetadata: Decodable {
         case issuer
         case authorizationEndpoint = "authorization_endpoint"
         case tokenEndpoint = "token_endpoint"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case jwksURI = "jwks_uri"
         case revocationEndpoint = "revocation_endpoint"
         case endSessionEndpoint = "end_session_endpoint"
@@ -45,6 +48,7 @@ struct ProviderMetadata: Decodable {
         }
         // Tokens and codes travel to these: TLS or nothing.
         let endpoints: [(String, String?)] = [("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
+                                              ("pushed_authorization_request_endpoint", pushedAuthorizationRequestEndpoint),
                                               ("jwks_uri", jwksURI), ("revocation_endpoint", revocationEndpoint),
                                               ("end_session_endpoint", endSessionEndpoint)]
         for case let (name, url?) in endpoints where !url.lowercased().hasPrefix("https://") {

@@ -249,7 +249,6 @@ final class AuthorizeResponderTests: SignInTestCase {
             ("repeated code_challenge", valid.adding("code_challenge", H.challenge), "invalid_request"),
             ("repeated nonce", valid.adding("nonce", "other"), "invalid_request"),
             ("request object", valid.adding("request", "eyJhbGciOiJub25lIn0.e30."), "request_not_supported"),
-            ("request_uri", valid.adding("request_uri", "https://evil.example/request.jwt"), "request_uri_not_supported"),
             ("prompt=none login", valid.adding("prompt", "none login"), "invalid_request"),
             ("prompt=consent none", valid.adding("prompt", "consent none"), "invalid_request"),
             ("unknown prompt", valid.adding("prompt", "bogus"), "invalid_request"),

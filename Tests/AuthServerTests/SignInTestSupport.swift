@@ -34,7 +34,7 @@ extension TemporaryIssuer {
     /// Every table the sign-in flow can touch, so a refused request can be
     /// shown to leave the database exactly as it was.
     static let signInTables = ["users", "clients", "client_redirect_uris", "signing_keys", "sso_sessions", "pending_authorizations",
-                               "authorization_codes", "refresh_tokens", "revoked_access_tokens"]
+                               "authorization_codes", "refresh_tokens", "revoked_access_tokens", "pushed_authorizations"]
 
     func fullSnapshot() throws -> [String] {
         var rows: [String] = []

@@ -47,6 +47,8 @@ ISSUER_PARAMETERS = {
     "/logout": ["id_token_hint", "post_logout_redirect_uri", "state", "client_id", "logout_hint", "ui_locales"],
     "/revoke": ["token", "token_type_hint", "client_id", "client_secret"],
     "/introspect": ["token", "token_type_hint", "client_id", "client_secret"],
+    "/par": ["client_id", "redirect_uri", "response_type", "scope", "state", "code_challenge", "code_challenge_method",
+             "request_uri", "request", "prompt", "client_secret"],
     "/.well-known/openid-configuration": ["kid", "x"],
     "/.well-known/jwks.json": ["kid", "x"],
     "/login.html": ["req", "error", "email"],
@@ -273,7 +275,7 @@ class HostileCorpus:
             poison = self.authorize_poison()
             names = [n for n in names if n not in ("client_id", "redirect_uri", "response_type", "code_challenge",
                                                    "code_challenge_method")] + ["scope"]
-        natural = "POST" if path in ("/login", "/token", "/revoke", "/introspect") else "GET"
+        natural = "POST" if path in ("/login", "/token", "/revoke", "/introspect", "/par") else "GET"
         if path in ("/authorize", "/userinfo"):
             natural = rng.choice(["GET", "POST"])
         method = natural if rng.random() < 0.75 else rng.choice(METHODS)
@@ -298,7 +300,7 @@ class HostileCorpus:
                 target = path + "?" + poison
         if rng.random() < 0.3:
             headers.append(("Cookie", self.cookie()))
-        if path in ("/userinfo", "/introspect", "/revoke", "/token") or origin.startswith("api"):
+        if path in ("/userinfo", "/introspect", "/revoke", "/token", "/par") or origin.startswith("api"):
             if rng.random() < 0.7:
                 headers.append(("Authorization", self.authorization()))
         if rng.random() < 0.1:

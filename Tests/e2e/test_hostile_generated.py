@@ -36,10 +36,11 @@ SWEEPABLE = {
     "revoked_access_tokens": lambda r, now: r["expires_at"] <= now,
     "device_secrets": lambda r, now: r["revoked_at"] is not None or r["expires_at"] <= now,
     "sso_sessions": lambda r, now: (r["ended_at"] or r["expires_at"]) <= now - 86400 + 120,
+    "pushed_authorizations": lambda r, now: r["used_at"] is not None or r["expires_at"] <= now,
 }
 TABLES = ["users", "clients", "client_redirect_uris", "signing_keys", "sso_sessions", "refresh_tokens",
           "device_secrets", "revoked_access_tokens", "totp_credentials", "pending_authorizations",
-          "authorization_codes", "login_throttle", "schema_migrations"]
+          "authorization_codes", "login_throttle", "schema_migrations", "pushed_authorizations"]
 
 
 def snapshot(stack):

@@ -50,7 +50,7 @@ EXPECTED_OPERATIONS = {
     "GET /authorize", "POST /authorize",
     "POST /login",
     "GET /login.html", "GET /login-otp.html", "GET /mobile/postlogin.html", "GET /mobile/postlogout.html",
-    "POST /token", "POST /revoke", "POST /introspect",
+    "POST /token", "POST /revoke", "POST /introspect", "POST /par",
     "GET /userinfo", "POST /userinfo",
     "GET /logout", "POST /logout",
     # resource servers
@@ -154,7 +154,7 @@ def test_the_description_lists_every_endpoint_and_its_origin(stack):
     # The discovery document and the description agree on the issuer's endpoints.
     discovery = http_session(stack).get(stack.issuer + "/.well-known/openid-configuration").json()
     for key in ("jwks_uri", "authorization_endpoint", "token_endpoint", "userinfo_endpoint", "end_session_endpoint",
-                "revocation_endpoint", "introspection_endpoint"):
+                "revocation_endpoint", "introspection_endpoint", "pushed_authorization_request_endpoint"):
         url = urlsplit(discovery[key])
         assert f"{url.scheme}://{url.netloc}" == stack.issuer and url.path in raw["paths"], key
 
@@ -175,6 +175,7 @@ def with_credentials(case, credentials):
     # and for /authorize one of its redirect URIs, so validation goes deeper
     # than "unknown client".
     fields = {"/token": {"client_id": DEMO_CLIENT}, "/revoke": {"client_id": DEMO_CLIENT},
+              "/par": {"client_id": DEMO_CLIENT, "redirect_uri": "myapp:auth/callback"},
               "/logout": {"client_id": DEMO_CLIENT},
               "/authorize": {"client_id": DEMO_CLIENT, "redirect_uri": "myapp:auth/callback"}}.get(path)
     if fields is None:
@@ -241,6 +242,14 @@ def test_success_responses_of_the_real_flows_are_documented(stack, credentials):
     # With the SSO cookie: a code at once (303 back to the app).
     again = App(stack, http)
     assert get(again.authorize_url()).headers["Location"].startswith(again.redirect_uri + "?code=")
+
+    # A pushed request (RFC 9126): 201, then /authorize by reference.
+    pushed_app = App(stack, http)
+    pushed = post(issuer + "/par", data=dict(query(pushed_app.authorize_url())))
+    assert pushed.status_code == 201
+    by_reference = get(issuer + "/authorize", params={"client_id": pushed_app.client_id,
+                                                      "request_uri": pushed.json()["request_uri"]})
+    assert by_reference.headers["Location"].startswith(pushed_app.redirect_uri + "?code=")
 
     bearer = {"Authorization": "Bearer " + tokens["access_token"]}
     assert get(issuer + "/userinfo", headers=bearer).status_code == 200

@@ -1,10 +1,11 @@
 """gatehouse-login, the sample native client, against the real stack: the
-tool listens on a loopback port (RFC 8252 §7.3), this test plays the browser
-(authorize → login page → POST /login → the redirect to 127.0.0.1), and the
-tool exchanges the code, stores the tokens, calls both APIs, refreshes and
-signs out."""
+tool listens on a loopback port (RFC 8252 §7.3), pushes its authorization
+request (RFC 9126), this test plays the browser (authorize → login page →
+POST /login → the redirect to 127.0.0.1), and the tool exchanges the code,
+stores the tokens, calls both APIs, refreshes and signs out."""
 import base64
 import contextlib
+import hashlib
 import http.server
 import json
 import os
@@ -14,7 +15,7 @@ import stat
 import subprocess
 import threading
 import time
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 import requests
@@ -75,6 +76,15 @@ def sign_in(stack, store):
     return url, callback, err
 
 
+def pushed_request(stack, request_uri):
+    """The parameters the tool pushed, as the issuer stored them (by the
+    request_uri's SHA-256, never the URI itself)."""
+    rows = stack.query("SELECT parameters FROM pushed_authorizations WHERE request_uri_hash = ?",
+                       hashlib.sha256(request_uri.encode()).digest())
+    assert len(rows) == 1, rows
+    return dict(parse_qsl(rows[0][0], keep_blank_values=True))
+
+
 def stored(store):
     with open(store) as handle:
         return json.load(handle)
@@ -97,10 +107,15 @@ def test_login_call_refresh_logout(stack, tmp_path):
     store = tmp_path / "config" / "gatehouse-login" / "tokens.json"
     process, url = start_login(stack, store)
 
-    # The authorize request: loopback redirect on the tool's port, PKCE S256, state and nonce.
-    parameters = query(url)
-    redirect = urlsplit(parameters["redirect_uri"])
+    # The authorize request, pushed first (RFC 9126, discovery names /par): the
+    # browser's URL holds client_id and request_uri alone; the pushed request
+    # has the loopback redirect on the tool's port, PKCE S256, state and nonce.
     assert url.startswith(stack.issuer + "/authorize?")
+    reference = query(url)
+    assert sorted(reference) == ["client_id", "request_uri"] and reference["client_id"] == CLIENT_ID, url
+    assert reference["request_uri"].startswith("urn:ietf:params:oauth:request_uri:"), url
+    parameters = pushed_request(stack, reference["request_uri"])
+    redirect = urlsplit(parameters["redirect_uri"])
     assert (redirect.scheme, redirect.hostname, redirect.path) == ("http", "127.0.0.1", "/callback") and redirect.port
     assert parameters["client_id"] == CLIENT_ID and parameters["code_challenge_method"] == "S256"
     assert len(parameters["code_challenge"]) == 43 and parameters["state"] and parameters["nonce"]

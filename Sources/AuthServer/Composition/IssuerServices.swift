@@ -33,6 +33,7 @@ public final class IssuerServices {
     public private(set) lazy var publishedKeys = PublishedSigningKeyCache(store: signingKeys)
     public private(set) lazy var sessions = SSOSessions(storage: storage, clock: clock)
     public private(set) lazy var pendingAuthorizations = PendingAuthorizations(storage: storage, clock: clock)
+    public private(set) lazy var pushedAuthorizations = PushedAuthorizations(storage: storage, clock: clock)
     public private(set) lazy var passwordMarks = PasswordVerifiedMarks(storage: storage, clock: clock)
     public private(set) lazy var codes = AuthorizationCodes(clock: clock)
     public private(set) lazy var refreshTokens = RefreshTokens(storage: storage, clock: clock)

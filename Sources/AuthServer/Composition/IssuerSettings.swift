@@ -10,15 +10,20 @@ public struct IssuerSettings: Sendable {
     public var lifetimes: TokenLifetimes
     /// RFC 9449 §8: the token endpoint requires server nonces in proofs.
     public var dpopNonceRequired: Bool
+    /// Every client must push its authorization requests (RFC 9126 §4);
+    /// `GATEHOUSE_REQUIRE_PAR`.
+    public var requirePushedAuthorizationRequests: Bool
 
-    public init(issuer: String, lifetimes: TokenLifetimes, dpopNonceRequired: Bool = true) {
+    public init(issuer: String, lifetimes: TokenLifetimes, dpopNonceRequired: Bool = true, requirePushedAuthorizationRequests: Bool = false) {
         self.issuer = issuer
         self.lifetimes = lifetimes
         self.dpopNonceRequired = dpopNonceRequired
+        self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
     }
 
     public init(config: GatehouseConfig) {
-        self.init(issuer: config.issuer, lifetimes: TokenLifetimes(config: config), dpopNonceRequired: config.dpopNonceRequired)
+        self.init(issuer: config.issuer, lifetimes: TokenLifetimes(config: config), dpopNonceRequired: config.dpopNonceRequired,
+                  requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests)
     }
 }
 

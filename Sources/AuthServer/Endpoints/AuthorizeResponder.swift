@@ -10,7 +10,8 @@ public final class AuthorizeResponder: Responder {
     public init(services: IssuerServices) {
         self.services = services
         validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints, apis: services.apis,
-                                                  issuer: services.settings.issuer)
+                                                  issuer: services.settings.issuer,
+                                                  requirePushedRequests: services.settings.requirePushedAuthorizationRequests)
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -30,7 +31,13 @@ public final class AuthorizeResponder: Responder {
 
         let authorization: AuthorizationRequest
         do {
-            authorization = try validator.validate(parameters)
+            // RFC 9126 §4: with a request_uri, the pushed parameters are the
+            // request; the query's other parameters are ignored.
+            if let pushed = try services.pushedAuthorizations.parameters(for: parameters, validator: validator) {
+                authorization = try validator.validate(pushed, source: .pushed)
+            } else {
+                authorization = try validator.validate(parameters)
+            }
         } catch AuthorizationFailure.errorPage(let message, let detail) {
             return ErrorPage.render(title: "Sign-in error", message: message, detail: detail)
         } catch AuthorizationFailure.redirect(let redirectURI, let state, let error) {

@@ -12,6 +12,10 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     public var end_session_endpoint: String?
     public var revocation_endpoint: String?
     public var introspection_endpoint: String?
+    /// RFC 9126 §5; `require_pushed_authorization_requests` is true only
+    /// when every client must push (GATEHOUSE_REQUIRE_PAR).
+    public var pushed_authorization_request_endpoint: String?
+    public var require_pushed_authorization_requests: Bool?
     public var revocation_endpoint_auth_methods_supported: [String]?
     public var introspection_endpoint_auth_methods_supported: [String]?
     public var response_types_supported: [String]
@@ -42,6 +46,8 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         end_session_endpoint = config.issuer + "/logout"
         revocation_endpoint = config.issuer + "/revoke"
         introspection_endpoint = config.issuer + "/introspect"
+        pushed_authorization_request_endpoint = config.issuer + "/par"
+        require_pushed_authorization_requests = config.requirePushedAuthorizationRequests
         revocation_endpoint_auth_methods_supported = ["none", "client_secret_basic"]
         introspection_endpoint_auth_methods_supported = ["client_secret_basic"]
         response_types_supported = ["code"]

@@ -11,6 +11,17 @@ public enum AuthorizationFailure: Error, Equatable {
     case redirect(redirectURI: String, state: String?, error: OAuthError)
 }
 
+/// Where the parameters being validated come from (RFC 9126). The same
+/// checks run for all three; the few that differ say so.
+public enum AuthorizationRequestSource: Sendable {
+    /// The browser's query or form at /authorize.
+    case direct
+    /// A client's push to /par (RFC 9126 §2.1), before any user is involved.
+    case pushing
+    /// A pushed request, claimed at /authorize by its request_uri (§4).
+    case pushed
+}
+
 /// Each protocol check is its own named step, in the order the RFCs imply:
 /// client and redirect URI first, then everything else.
 public struct AuthorizationRequestValidator {
@@ -18,16 +29,20 @@ public struct AuthorizationRequestValidator {
     let hints: IDTokenHintVerifier
     let apis: APIRegistry
     let issuer: String
+    /// `GATEHOUSE_REQUIRE_PAR`: every client must push (RFC 9126 §4).
+    let requirePushedRequests: Bool
     static let maximumStateBytes = 1024
 
-    public init(clients: ClientRegistry, hints: IDTokenHintVerifier, apis: APIRegistry, issuer: String) {
+    public init(clients: ClientRegistry, hints: IDTokenHintVerifier, apis: APIRegistry, issuer: String,
+                requirePushedRequests: Bool = false) {
         self.clients = clients
         self.hints = hints
         self.apis = apis
         self.issuer = issuer
+        self.requirePushedRequests = requirePushedRequests
     }
 
-    public func validate(_ parameters: FormParameters) throws -> AuthorizationRequest {
+    public func validate(_ parameters: FormParameters, source: AuthorizationRequestSource = .direct) throws -> AuthorizationRequest {
         let (client, redirectURI) = try checkClientAndRedirectURI(parameters)
         // From here on, errors go back to the client, carrying its state.
         // An invalid state is not echoed: it could not be a value the client sent in good faith.
@@ -36,7 +51,7 @@ public struct AuthorizationRequestValidator {
             .redirect(redirectURI: redirectURI, state: state, error: error)
         }
         do {
-            return try checkRest(parameters, client: client, redirectURI: redirectURI)
+            return try checkRest(parameters, client: client, redirectURI: redirectURI, source: source)
         } catch let error as OAuthError {
             throw fail(error)
         } catch let error as FormError {
@@ -74,14 +89,15 @@ public struct AuthorizationRequestValidator {
         return value
     }
 
-    func checkRest(_ parameters: FormParameters, client: Client, redirectURI: String) throws -> AuthorizationRequest {
+    func checkRest(_ parameters: FormParameters, client: Client, redirectURI: String,
+                   source: AuthorizationRequestSource) throws -> AuthorizationRequest {
         try checkGrantType(client)
-        try checkPushedRequestRequirement(client)
+        try checkPushedRequestRequirement(client, source: source)
         try checkNoRequestObjects(parameters)
         try checkResponseType(parameters)
         let scope = try checkResources(parameters, scope: try checkScope(parameters, client: client))
         let codeChallenge = try checkPKCE(parameters)
-        let prompt = try checkPrompt(parameters)
+        let prompt = try checkPrompt(parameters, source: source)
         let maxAge = try checkMaxAge(parameters)
         let state = try visibleText(parameters, "state", limit: Self.maximumStateBytes)
         let nonce = try visibleText(parameters, "nonce", limit: Self.maximumStateBytes)
@@ -125,13 +141,20 @@ public struct AuthorizationRequestValidator {
         }
     }
 
-    /// RFC 9126 §6: a client registered with `--require-par` must push its
-    /// request first. This server does not take pushed requests yet, so the
-    /// requirement fails closed: such a client cannot sign users in.
-    func checkPushedRequestRequirement(_ client: Client) throws {
-        guard client.requirePAR else { return }
-        throw OAuthError.invalidRequest("this client must push its authorization request first (PAR, RFC 9126), "
-                                        + "which this server does not accept yet", detail: "client \(client.clientID) requires PAR")
+    /// RFC 9126 §4: "Authorization server policy MAY dictate, either
+    /// globally or on a per-client basis, that PAR be the only means for a
+    /// client to pass authorization request data. In this case, the
+    /// authorization server will refuse, using the invalid_request error
+    /// code, to process any request to the authorization endpoint that does
+    /// not have a request_uri parameter with a value obtained from the PAR
+    /// endpoint." Per client: `--require-par` (§6 client metadata
+    /// `require_pushed_authorization_requests`); globally:
+    /// `GATEHOUSE_REQUIRE_PAR` (§5 server metadata of the same name).
+    func checkPushedRequestRequirement(_ client: Client, source: AuthorizationRequestSource) throws {
+        guard source == .direct, client.requirePAR || requirePushedRequests else { return }
+        throw OAuthError.invalidRequest("this client must push its authorization request first (PAR, RFC 9126)",
+                                        detail: client.requirePAR ? "client \(client.clientID) requires PAR"
+                                            : "GATEHOUSE_REQUIRE_PAR: every client must push")
     }
 
     /// RFC 8707 §2.1: resource at the authorization endpoint names the APIs
@@ -145,7 +168,10 @@ public struct AuthorizationRequestValidator {
     }
 
     /// OIDC Core §6: request objects are optional; refuse them explicitly
-    /// rather than ignore parameters the client believes are in force.
+    /// rather than ignore parameters the client believes are in force. A
+    /// `request_uri` never gets here from /authorize (AuthorizeResponder
+    /// resolves it as a pushed request first) nor from /par (refused there,
+    /// RFC 9126 §2.1), so none is ever resolved from inside parameters.
     func checkNoRequestObjects(_ parameters: FormParameters) throws {
         if !parameters.values("request").isEmpty { throw OAuthError(.requestNotSupported, "request objects are not supported") }
         if !parameters.values("request_uri").isEmpty { throw OAuthError(.requestURINotSupported, "request_uri is not supported") }
@@ -193,14 +219,20 @@ public struct AuthorizationRequestValidator {
     /// registered by the operator), so it cannot: consent_required.
     /// select_account is met by the sign-in page, where the user chooses the
     /// account by signing in with it (AuthorizeResponder), never silently.
-    func checkPrompt(_ parameters: FormParameters) throws -> Set<String> {
+    ///
+    /// At push time consent is left for /authorize, which validates the
+    /// pushed request again: RFC 9126 §2.3, "Since initial processing of the
+    /// pushed authorization request does not involve resource owner
+    /// interaction, error codes related to user interaction, such as
+    /// consent_required defined by [OIDC], are never returned."
+    func checkPrompt(_ parameters: FormParameters, source: AuthorizationRequestSource) throws -> Set<String> {
         guard let text = try parameters.single("prompt") else { return [] }
         let values = Set(text.split(separator: " ").map(String.init))
         if let unknown = values.subtracting(["none", "login", "consent", "select_account"]).sorted().first {
             throw OAuthError.invalidRequest("unknown prompt value", detail: "prompt value \(unknown.prefix(32).debugDescription)")
         }
         if values.contains("none") && values.count > 1 { throw OAuthError.invalidRequest("prompt=none cannot be combined with other values") }
-        if values.contains("consent") {
+        if values.contains("consent") && source != .pushing {
             throw OAuthError(.consentRequired, "this server has no consent page; the app is approved by its registration")
         }
         return values

@@ -33,6 +33,11 @@ public struct GatehouseConfig: Sendable {
     public var keyActivationDelay: Int
     /// Seconds a resource server keeps a fetched JWKS before refreshing it.
     public var jwksMaximumAge: Int
+    /// `GATEHOUSE_REQUIRE_PAR`: every client must push its authorization
+    /// requests first (RFC 9126 §4: PAR "the only means for a client to pass
+    /// authorization request data", globally); discovery then says
+    /// `require_pushed_authorization_requests: true` (§5).
+    public var requirePushedAuthorizationRequests: Bool
     /// `GATEHOUSE_DATABASE_URL`: a libpq connection URI selecting
     /// PostgreSQL for the issuer's state; nil: SQLite in the home.
     public var databaseURL: String?
@@ -97,6 +102,7 @@ public struct GatehouseConfig: Sendable {
         }
         jwksMaximumAge = try integer("GATEHOUSE_JWKS_MAX_AGE", 3600, 1...86_400)
         keyActivationDelay = try integer("GATEHOUSE_KEY_ACTIVATION_DELAY", jwksMaximumAge + 300, 0...604_800)
+        requirePushedAuthorizationRequests = try Self.flag("GATEHOUSE_REQUIRE_PAR", values["GATEHOUSE_REQUIRE_PAR"])
         databaseURL = try Self.databaseURL(values["GATEHOUSE_DATABASE_URL"])
         appleTeamID = values["GATEHOUSE_APPLE_TEAM_ID"] ?? "ABCDE12345"
         iosBundleID = values["GATEHOUSE_IOS_BUNDLE_ID"] ?? "com.example.gatehouse.demo"
@@ -104,6 +110,16 @@ public struct GatehouseConfig: Sendable {
         androidCertificateFingerprints = (values["GATEHOUSE_ANDROID_CERT_SHA256"]
             ?? "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5")
             .split(separator: ",").map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty }
+    }
+
+    /// On or off; empty or unset means off. Anything else is refused rather
+    /// than read as off: a typo must not quietly drop a security setting.
+    static func flag(_ key: String, _ value: String?) throws -> Bool {
+        switch value?.lowercased() {
+        case nil, "", "0", "false", "no", "off": return false
+        case "1", "true", "yes", "on": return true
+        default: throw ConfigError("\(key) must be 1, true, yes or on (or 0, false, no, off)")
+        }
     }
 
     /// A libpq URI (`postgresql://` or `postgres://`); empty means unset.

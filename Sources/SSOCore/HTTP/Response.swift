@@ -80,6 +80,7 @@ public struct Response: Sendable {
     static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 200: "OK"
+        case 201: "Created"
         case 204: "No Content"
         case 302: "Found"
         case 303: "See Other"

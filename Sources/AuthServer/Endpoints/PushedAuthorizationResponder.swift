@@ -1,0 +1,91 @@
+import IssuerStorage
+import SSOCore
+
+/// `POST /par` (RFC 9126): a client pushes its authorization request
+/// directly, authenticated as at /token, and gets a single-use
+/// `request_uri` to send the browser to /authorize with.
+///
+/// Choices where the RFC leaves room:
+/// - The request is validated in full at push time, exactly as /authorize
+///   validates it (same validator), and again when /authorize claims it,
+///   since the client's registration may have changed in between (§4).
+/// - `client_id` may be left out of the body by a client that
+///   authenticates with HTTP Basic (the header names it); when present it
+///   must be that client (ClientAuthenticator refuses a mismatch). The
+///   stored request always carries the authenticated client's id.
+/// - `prompt=consent` is accepted here and answered `consent_required` at
+///   /authorize (§2.3: no user-interaction error codes at push time).
+/// - `expires_in` is `PushedAuthorizations.lifetime` (90 s).
+public final class PushedAuthorizationResponder: Responder {
+    let services: IssuerServices
+    let validator: AuthorizationRequestValidator
+
+    public init(services: IssuerServices) {
+        self.services = services
+        validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints, apis: services.apis,
+                                                  issuer: services.settings.issuer,
+                                                  requirePushedRequests: services.settings.requirePushedAuthorizationRequests)
+    }
+
+    /// RFC 9126 §2.2.
+    struct Body: Encodable {
+        let request_uri: String
+        let expires_in: Int
+    }
+
+    public func respond(to request: Request) throws -> Response {
+        // RFC 9126 §2.3: "405: If the request did not use the POST method,
+        // the authorization server responds with an HTTP 405 (Method Not
+        // Allowed) status code."
+        guard request.method == "POST" else { return .methodNotAllowed(allowed: ["POST"]) }
+        do {
+            let form = try request.formParameters()
+            // §2.1: "1. Authenticate the client in the same way as at the
+            // token endpoint (Section 2.3 of [RFC6749])."
+            let client = try services.clientAuthenticator.authenticate(request, form: form)
+            try checkNoRequestURI(form)
+            let pushed = authorizationParameters(form, client: client)
+            try validate(pushed)
+            let requestURI = try services.pushedAuthorizations.push(pushed, clientID: client.clientID)
+            // §2.2: "the server MUST generate a request URI and provide it in
+            // the response with a 201 HTTP status code"; like every reply
+            // that carries a credential, never cached (RFC 6749 §5.1).
+            return try .json(Body(request_uri: requestURI, expires_in: PushedAuthorizations.lifetime), status: 201,
+                             headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
+        } catch let error as FormError {
+            throw error.code == .tooLarge ? error : error.asOAuthError
+        }
+    }
+
+    /// §2.1: "2. Reject the request if the request_uri authorization
+    /// request parameter is provided."
+    func checkNoRequestURI(_ form: FormParameters) throws {
+        guard form.values("request_uri").isEmpty else {
+            throw OAuthError.invalidRequest("request_uri must not be pushed (RFC 9126 §2.1)")
+        }
+    }
+
+    /// The authorization request the client pushed, as /authorize will see
+    /// it: its own parameters, with `client_id` the authenticated client's.
+    /// (§2.1: client authentication parameters "are relied upon only for
+    /// client authentication and are not germane to the authorization
+    /// request itself"; `client_secret` never gets this far.)
+    func authorizationParameters(_ form: FormParameters, client: Client) -> FormParameters {
+        FormParameters(pairs: [("client_id", client.clientID)] + form.pairs.filter { $0.name != "client_id" })
+    }
+
+    /// §2.1: "3. Validate the pushed request as it would an authorization
+    /// request sent to the authorization endpoint." Errors are the token
+    /// endpoint's JSON (§2.3), never a redirect: what /authorize would show
+    /// as an error page (redirect_uri missing or not registered) is
+    /// invalid_request, "the default error code" of §2.3.
+    func validate(_ pushed: FormParameters) throws {
+        do {
+            _ = try validator.validate(pushed, source: .pushing)
+        } catch AuthorizationFailure.errorPage(let message, let detail) {
+            throw OAuthError.invalidRequest(message, detail: detail)
+        } catch AuthorizationFailure.redirect(_, _, let error) {
+            throw error
+        }
+    }
+}
