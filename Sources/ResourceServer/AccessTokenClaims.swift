@@ -21,10 +21,24 @@ public struct AccessTokenClaims: Decodable, Sendable {
     public let authTime: Double?
     public let email: String?
     public let roles: [String]?
+    /// RFC 7800 §3.1 `cnf`: present only in a sender-constrained token.
+    public let confirmation: Confirmation?
 
     enum CodingKeys: String, CodingKey {
         case issuer = "iss", subject = "sub", audience = "aud", expiresAt = "exp", notBefore = "nbf", issuedAt = "iat"
         case tokenID = "jti", clientID = "client_id", scope, sessionID = "sid", authTime = "auth_time", email, roles
+        case confirmation = "cnf"
+    }
+
+    /// RFC 9449 §6.1: `"cnf": {"jkt": "<JWK SHA-256 thumbprint>"}`, the
+    /// key a DPoP-bound token is bound to. `jkt` is required: the only
+    /// confirmation method these servers can verify, so a `cnf` without one
+    /// (bound to a certificate, say) does not decode and is a malformed
+    /// token here rather than a bearer token.
+    public struct Confirmation: Decodable, Sendable {
+        public let jwkThumbprint: String
+
+        enum CodingKeys: String, CodingKey { case jwkThumbprint = "jkt" }
     }
 
     /// RFC 9068 §2.2.3 / RFC 8693 §4.2: "a JSON string containing a

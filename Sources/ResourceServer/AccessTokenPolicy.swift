@@ -18,7 +18,8 @@ public struct AccessTokenPolicy: Sendable {
     }
 
     /// A `BearerError` carrying this resource's realm and scope.
-    func error(_ code: BearerError.Code, _ description: String, detail: String = "") -> BearerError {
-        BearerError(code, description, detail: detail, realm: audience, requiredScope: requiredScope)
+    func error(_ code: BearerError.Code, _ description: String, detail: String = "",
+               scheme: BearerError.Scheme = .bearer) -> BearerError {
+        BearerError(code, description, detail: detail, realm: audience, requiredScope: requiredScope, scheme: scheme)
     }
 }

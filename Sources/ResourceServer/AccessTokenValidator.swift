@@ -27,10 +27,24 @@ public struct AccessTokenValidator {
         self.verifiedTokens = VerifiedTokenCache(capacity: verifiedTokenCapacity)
     }
 
-    /// The verified claims, or a `BearerError` (or a
-    /// `SigningKeysUnavailableError` while no JWKS could ever be fetched).
+    /// The verified claims of an `Authorization: Bearer` request, or a
+    /// `BearerError` (or a `SigningKeysUnavailableError` while no JWKS
+    /// could ever be fetched). A DPoP-bound token is refused here: it is
+    /// good only with its proof (`DPoPResourceGuard`).
     public func validate(authorization: String?, now: Int) throws -> AccessTokenClaims {
-        let token = try bearerToken(authorization)
+        try validateBearer(try bearerToken(authorization), now: now)
+    }
+
+    /// A token presented under the Bearer scheme.
+    public func validateBearer(_ token: String, now: Int) throws -> AccessTokenClaims {
+        let claims = try verifiedClaims(token, now: now)
+        try checkNotBound(claims)
+        return claims
+    }
+
+    /// The token's own checks, whatever the scheme it came in: from the
+    /// verified-token cache, or in full and then cached.
+    public func verifiedClaims(_ token: String, now: Int) throws -> AccessTokenClaims {
         if let claims = try previouslyVerified(token, now: now) { return claims }
         let (claims, kid) = try verify(token, now: now)
         verifiedTokens.insert(.init(claims: claims, kid: kid, keySetGeneration: keys.generation), for: token)
@@ -208,6 +222,18 @@ public struct AccessTokenValidator {
         guard claims.audience.values.contains(policy.audience) else {
             throw policy.error(.invalidAudience, "the access token is not meant for \(policy.audience)",
                                detail: "aud \(claims.audience.values.joined(separator: " ").prefix(256))")
+        }
+    }
+
+    // RFC 9449 §7.2: "such a protected resource MUST reject a DPoP-bound
+    // access token received as a bearer token per [RFC6750]." Checked after
+    // the token's own checks, so an expired or forged bound token is refused
+    // for what it is.
+    func checkNotBound(_ claims: AccessTokenClaims) throws {
+        guard claims.confirmation == nil else {
+            throw policy.error(.tokenRequiresDPoP,
+                               "the access token is bound to a DPoP key: send it as Authorization: DPoP with a DPoP proof",
+                               detail: "cnf.jkt present under Bearer")
         }
     }
 

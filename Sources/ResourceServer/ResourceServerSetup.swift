@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SQLiteClient
 import SSOCore
 
 /// What both resource servers build once at process start from the
@@ -17,6 +18,29 @@ public enum ResourceServerSetup {
     public static func jwksURL(config: GatehouseConfig) -> String { config.issuer + "/.well-known/jwks.json" }
 
     public static func jwksCachePath(config: GatehouseConfig) -> String { config.home + "/cache/jwks.json" }
+
+    /// The DPoP replay cache every api-a and api-b process of this host
+    /// shares: a file of its own beside the APIs' data (see
+    /// `SQLiteDPoPReplayCache` for why not in it).
+    public static func dpopReplayDatabasePath(config: GatehouseConfig) -> String { config.home + "/dpop-proofs.sqlite" }
+
+    /// The resource servers' own DPoP nonce key (32 bytes, 0600), made by
+    /// the first API process that needs it: never one of the issuer's keys,
+    /// so an API host needs nothing from the issuer's `keys/`.
+    public static func dpopNonceKeyPath(config: GatehouseConfig) -> String { config.home + "/api-keys/dpop-nonce.key" }
+
+    /// What one API adds for DPoP-bound tokens: the shared replay cache and,
+    /// with `GATEHOUSE_API_DPOP_NONCE`, nonces of its own (the purpose names
+    /// the API, so api-a's nonce is no good at api-b: RFC 9449 §9, "a nonce
+    /// issued by any of them should be used only at the issuing server").
+    public static func dpopGuard(config: GatehouseConfig, policy: AccessTokenPolicy, path: String) throws -> DPoPResourceGuard {
+        let replayCache = try SQLiteDPoPReplayCache(database: SQLiteDatabase(path: dpopReplayDatabasePath(config: config)))
+        let nonces = try config.apiDPoPNonces
+            ? DPoPNonces(key: SecretKeyFile.loadOrCreate(path: dpopNonceKeyPath(config: config)),
+                         purpose: "gatehouse resource server DPoP nonce " + policy.audience)
+            : nil
+        return DPoPResourceGuard(policy: policy, path: path, replayCache: replayCache, nonces: nonces)
+    }
 
     /// The JWKS cache of one process; nothing is fetched until a token needs it.
     public static func jwksCache(config: GatehouseConfig, environment: [String: String], endpoint: String) -> JWKSCache {

@@ -17,11 +17,13 @@ public enum ServerA {
     }
 
     /// Everything built once per process: configuration, database and its
-    /// prepared statement, JWKS cache.
+    /// prepared statement, JWKS cache, DPoP replay cache (and nonce key).
     public static func makeResponder(config: GatehouseConfig, environment: [String: String]) throws -> ProtectedAPIResponder {
         let store = try ServerAItemStore(database: SQLiteDatabase(path: config.resourceServerDatabasePath))
         let keys = ResourceServerSetup.jwksCache(config: config, environment: environment, endpoint: endpoint)
-        return responder(policy: policy(config: config), keys: keys, store: store)
+        let policy = policy(config: config)
+        return responder(policy: policy, keys: keys, store: store,
+                         dpop: try ResourceServerSetup.dpopGuard(config: config, policy: policy, path: path))
     }
 
     public static func policy(config: GatehouseConfig) -> AccessTokenPolicy {
@@ -37,10 +39,11 @@ public enum ServerA {
 
     /// `user` is the token's `email` (its `sub` when the token has none);
     /// the items are the rows of that email.
-    public static func responder(policy: AccessTokenPolicy, keys: JWKSCache, store: ServerAItemStore,
+    public static func responder(policy: AccessTokenPolicy, keys: JWKSCache, store: ServerAItemStore, dpop: DPoPResourceGuard,
                                  clock: @escaping () -> Int = { Int(time(nil)) }) -> ProtectedAPIResponder {
         let bodies = EncodedBodyCache<BodyKey>(version: store.dataVersion)
-        return ProtectedAPIResponder(path: path, validator: AccessTokenValidator(policy: policy, keys: keys), clock: clock) { claims in
+        return ProtectedAPIResponder(path: path, validator: AccessTokenValidator(policy: policy, keys: keys), dpop: dpop,
+                                     clock: clock) { claims in
             let key = claims.email.map(BodyKey.email) ?? .subject(claims.subject)
             let body = try bodies.body(for: key) {
                 let items = try claims.email.map { try store.items(forEmail: $0) } ?? []

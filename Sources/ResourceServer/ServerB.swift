@@ -16,11 +16,13 @@ public enum ServerB {
     }
 
     /// Everything built once per process: configuration, database and its
-    /// prepared statement, JWKS cache.
+    /// prepared statement, JWKS cache, DPoP replay cache (and nonce key).
     public static func makeResponder(config: GatehouseConfig, environment: [String: String]) throws -> ProtectedAPIResponder {
         let store = try ServerBRecordStore(database: SQLiteDatabase(path: config.resourceServerDatabasePath))
         let keys = ResourceServerSetup.jwksCache(config: config, environment: environment, endpoint: endpoint)
-        return responder(policy: policy(config: config), keys: keys, store: store)
+        let policy = policy(config: config)
+        return responder(policy: policy, keys: keys, store: store,
+                         dpop: try ResourceServerSetup.dpopGuard(config: config, policy: policy, path: path))
     }
 
     public static func policy(config: GatehouseConfig) -> AccessTokenPolicy {
@@ -28,11 +30,12 @@ public enum ServerB {
     }
 
     /// The records are the rows of the token's `email` (none without one).
-    public static func responder(policy: AccessTokenPolicy, keys: JWKSCache, store: ServerBRecordStore,
+    public static func responder(policy: AccessTokenPolicy, keys: JWKSCache, store: ServerBRecordStore, dpop: DPoPResourceGuard,
                                  clock: @escaping () -> Int = { Int(time(nil)) }) -> ProtectedAPIResponder {
         // Keyed by email; "" stands for a token without one (no records).
         let bodies = EncodedBodyCache<String>(version: store.dataVersion)
-        return ProtectedAPIResponder(path: path, validator: AccessTokenValidator(policy: policy, keys: keys), clock: clock) { claims in
+        return ProtectedAPIResponder(path: path, validator: AccessTokenValidator(policy: policy, keys: keys), dpop: dpop,
+                                     clock: clock) { claims in
             let body = try bodies.body(for: claims.email ?? "") {
                 let records = try claims.email.map { try store.records(forEmail: $0) } ?? []
                 return try JSON.encode(Payload(records: records, source: "ServerB"))

@@ -20,10 +20,14 @@ final class ResourceResponderTests: XCTestCase {
         database = try SQLiteDatabase(path: config.databasePath)
         fetcher = FakeJWKSFetcher()
         let keys = JWKSCache(fetcher: fetcher, store: nil)
-        serverA = ServerA.responder(policy: ServerA.policy(config: config), keys: keys,
-                                    store: try ServerAItemStore(database: database), clock: { [unowned self] in now })
-        serverB = ServerB.responder(policy: ServerB.policy(config: config), keys: keys,
-                                    store: try ServerBRecordStore(database: database), clock: { [unowned self] in now })
+        let replayCache = try SQLiteDPoPReplayCache(database: SQLiteDatabase(path: ResourceServerSetup.dpopReplayDatabasePath(config: config)))
+        let policyA = ServerA.policy(config: config), policyB = ServerB.policy(config: config)
+        serverA = ServerA.responder(policy: policyA, keys: keys, store: try ServerAItemStore(database: database),
+                                    dpop: DPoPResourceGuard(policy: policyA, path: ServerA.path, replayCache: replayCache),
+                                    clock: { [unowned self] in now })
+        serverB = ServerB.responder(policy: policyB, keys: keys, store: try ServerBRecordStore(database: database),
+                                    dpop: DPoPResourceGuard(policy: policyB, path: ServerB.path, replayCache: replayCache),
+                                    clock: { [unowned self] in now })
     }
 
     override func tearDown() {
@@ -104,23 +108,33 @@ final class ResourceResponderTests: XCTestCase {
 
     func assertFailure(_ response: Response, status: Int, error: String, description: String, challenge: String,
                        file: StaticString = #filePath, line: UInt = #line) {
+        assertFailure(response, status: status, error: error, description: description, challenges: [challenge], file: file, line: line)
+    }
+
+    /// Every `WWW-Authenticate` field, in order, exactly.
+    func assertFailure(_ response: Response, status: Int, error: String, description: String, challenges: [String],
+                       file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(response.status, status, file: file, line: line)
         XCTAssertEqual(response.header("Content-Type"), "application/json", file: file, line: line)
         XCTAssertEqual(response.header("Cache-Control"), "no-store", file: file, line: line)
-        XCTAssertEqual(response.header("WWW-Authenticate"), challenge, file: file, line: line)
+        XCTAssertEqual(response.headers.filter { $0.name == "WWW-Authenticate" }.map(\.value), challenges, file: file, line: line)
+        XCTAssertNil(response.header("DPoP-Nonce"), "no nonce unless nonces are on", file: file, line: line)
         XCTAssertEqual(String(decoding: response.body, as: UTF8.self),
                        "{\"error\":\"\(error)\",\"error_description\":\"\(description)\"}", file: file, line: line)
     }
 
-    func testNoTokenChallengeCarriesNoError() {
+    /// Both schemes are offered, each without error information (RFC 6750
+    /// §3.1, RFC 9449 §7.1), in two header fields.
+    func testNoTokenChallengesCarryNoErrorAndOfferBothSchemes() {
+        let description = "an access token is required (Authorization: Bearer, or DPoP with a DPoP proof)"
         for authorization in [nil, "Basic YWxpY2U6c2VjcmV0", "Digest username=\"alice\""] {
-            assertFailure(get(serverA, authorization: authorization), status: 401, error: "missing_token",
-                          description: "an access token is required (Authorization: Bearer)",
-                          challenge: "Bearer realm=\"https://localhost:8444\"")
+            assertFailure(get(serverA, authorization: authorization), status: 401, error: "missing_token", description: description,
+                          challenges: ["Bearer realm=\"https://localhost:8444\"",
+                                       "DPoP realm=\"https://localhost:8444\", algs=\"ES256 EdDSA RS256\""])
         }
-        assertFailure(get(serverB, authorization: nil), status: 401, error: "missing_token",
-                      description: "an access token is required (Authorization: Bearer)",
-                      challenge: "Bearer realm=\"https://localhost:8445\"")
+        assertFailure(get(serverB, authorization: nil), status: 401, error: "missing_token", description: description,
+                      challenges: ["Bearer realm=\"https://localhost:8445\"",
+                                   "DPoP realm=\"https://localhost:8445\", algs=\"ES256 EdDSA RS256\""])
     }
 
     func invalidToken(_ description: String, realm: String = "https://localhost:8444") -> String {

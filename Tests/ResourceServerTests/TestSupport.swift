@@ -130,3 +130,63 @@ struct TemporaryDirectory {
 extension GatehouseConfig {
     static func test(home: String = "/nonexistent") -> GatehouseConfig { try! GatehouseConfig(home: home, values: [:]) }
 }
+
+/// DPoP proofs (RFC 9449 §4.2) made the way a phone makes them, and every
+/// way it must not: a P-256 key of the test's, ES256.
+struct ProofMaker {
+    let key: ES256PrivateKey
+    let jwk: ProofJWK
+
+    init(key: ES256PrivateKey = try! ES256PrivateKey.generate()) {
+        self.key = key
+        self.jwk = try! key.publicJWK()
+    }
+
+    /// RFC 7638 §3: SHA-256 of the required members in lexicographic order,
+    /// no whitespace; computed here, not by the code under test.
+    var thumbprint: String {
+        Base64URL.encode(SHA256.hash(#"{"crv":"P-256","kty":"EC","x":"\#(jwk.x!)","y":"\#(jwk.y!)"}"#))
+    }
+
+    var jwkValue: JSONValue { .object(["kty": "EC", "crv": "P-256", "x": .string(jwk.x!), "y": .string(jwk.y!)]) }
+
+    func header(typ: String = "dpop+jwt", alg: String = "ES256", jwk: JSONValue? = nil) -> [String: JSONValue] {
+        ["typ": .string(typ), "alg": .string(alg), "jwk": jwk ?? jwkValue]
+    }
+
+    func claims(method: String = "GET", uri: String = TokenFactory.apiA + "/api/data", accessToken: String?,
+                iat: Int = TokenFactory.now, jti: String = UUID().uuidString, nonce: String? = nil) -> [String: JSONValue] {
+        var claims: [String: JSONValue] = ["jti": .string(jti), "htm": .string(method), "htu": .string(uri), "iat": .integer(iat)]
+        if let accessToken { claims["ath"] = .string(Base64URL.encode(SHA256.hash(accessToken))) }
+        if let nonce { claims["nonce"] = .string(nonce) }
+        return claims
+    }
+
+    func sign(header: [String: JSONValue], claims: [String: JSONValue]) -> String {
+        let input = TokenFactory.signingInput(header: header, claims: claims)
+        return input + "." + Base64URL.encode(try! key.sign(Array(input.utf8)))
+    }
+
+    /// A good proof for `accessToken` at `uri`, with any claim changed.
+    func proof(for accessToken: String?, uri: String = TokenFactory.apiA + "/api/data", method: String = "GET",
+               iat: Int = TokenFactory.now, jti: String = UUID().uuidString, nonce: String? = nil) -> String {
+        sign(header: header(), claims: claims(method: method, uri: uri, accessToken: accessToken, iat: iat, jti: jti, nonce: nonce))
+    }
+}
+
+extension TokenFactory {
+    /// An access token bound to `thumbprint` (RFC 9449 §6.1), as the issuer mints one.
+    static func boundToken(to thumbprint: String, claims: [String: JSONValue] = claims()) -> String {
+        token(claims: changing("cnf", to: .object(["jkt": .string(thumbprint)]), in: claims))
+    }
+}
+
+/// A replay cache in memory, for tests that need no file.
+final class InMemoryDPoPReplayCache: DPoPReplayCache {
+    var seen: [[UInt8]: Int64] = [:]
+    func claim(_ proofHash: [UInt8], expiresAt: Int64, now: Int64) throws -> Bool {
+        if let expiry = seen[proofHash], expiry > now { return false }
+        seen[proofHash] = expiresAt
+        return true
+    }
+}

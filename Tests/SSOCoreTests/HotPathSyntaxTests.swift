@@ -23,4 +23,22 @@ final class HotPathSyntaxTests: XCTestCase {
         XCTAssertEqual(FastCGIServer.headerName(parameter: "HTTP_COOKIE"), "cookie")
         XCTAssertEqual(FastCGIServer.headerName(parameter: "HTTP_X_É"), "x-É")  // non-ASCII bytes untouched
     }
+
+    /// nginx 1.22 passes a header sent twice as two parameters of one name;
+    /// both survive, combined the way nginx 1.23 combines them.
+    func testAHeaderSentTwiceKeepsBothValues() {
+        XCTAssertEqual(FastCGIRequestHandle.combinedHeader(name: "HTTP_DPOP", earlier: "a.b.c", later: "d.e.f"), "a.b.c, d.e.f")
+        XCTAssertEqual(FastCGIRequestHandle.combinedHeader(name: "HTTP_COOKIE", earlier: "a=1", later: "b=2"), "a=1; b=2")
+    }
+
+    func testOnOffSettings() throws {
+        XCTAssertFalse(try GatehouseConfig(home: "/tmp", values: [:]).apiDPoPNonces)
+        for on in ["1", "true", "YES", "on"] {
+            XCTAssertTrue(try GatehouseConfig(home: "/tmp", values: ["GATEHOUSE_API_DPOP_NONCE": on]).apiDPoPNonces, on)
+        }
+        for off in ["", "0", "false", "No", "off"] {
+            XCTAssertFalse(try GatehouseConfig(home: "/tmp", values: ["GATEHOUSE_API_DPOP_NONCE": off]).apiDPoPNonces, off)
+        }
+        XCTAssertThrowsError(try GatehouseConfig(home: "/tmp", values: ["GATEHOUSE_API_DPOP_NONCE": "2"]))
+    }
 }

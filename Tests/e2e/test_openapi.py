@@ -285,3 +285,26 @@ def test_success_responses_of_the_real_flows_are_documented(stack, credentials):
     assert signed_out.status_code == 303 and signed_out.headers["Location"] == "myapp:auth/logout?state=bye"
     assert get(issuer + "/mobile/postlogout.html", params={"state": "bye"}).status_code == 200
 
+
+
+def test_dpop_answers_of_the_resource_servers_are_documented(stack):
+    """Requests with DPoP-bound tokens (RFC 9449 §7), which generated inputs
+    cannot make: a success and each kind of refusal, at both APIs."""
+    from test_dpop_resource_servers import Phone, bound_token
+
+    http = http_session(stack)
+    phone = Phone()
+    token = bound_token(stack, phone)
+    for url in (stack.api_a + "/api/data", stack.api_b + "/api/records"):
+        proof = phone.proof(url, token)
+        with_proof = {"Authorization": "DPoP " + token, "DPoP": proof}
+        assert conforms(stack, http.get(url, headers=with_proof)).status_code == 200
+        assert conforms(stack, http.get(url, headers=with_proof)).json()["error"] == "invalid_dpop_proof"  # replayed
+        assert conforms(stack, http.get(url, headers={"Authorization": "Bearer " + token})).json()["error"] == \
+            "token_requires_dpop"
+        assert conforms(stack, http.get(url, headers={"Authorization": "DPoP " + token,
+                                                      "DPoP": Phone().proof(url, token)})).json()["error"] == \
+            "dpop_key_mismatch"
+        narrow = bound_token(stack, phone, scope="openid")
+        assert conforms(stack, http.get(url, headers={"Authorization": "DPoP " + narrow,
+                                                      "DPoP": phone.proof(url, narrow)})).status_code == 403

@@ -212,6 +212,19 @@ def test_a_bad_token_is_refused_as_api_a_refuses_it(verifier, stack, http, for_a
     assert refused["www_authenticate"].startswith(f'Bearer realm="{stack.api_a}", error="invalid_token", ')
 
 
+def test_a_dpop_bound_token_sent_as_bearer_is_refused_as_api_a_refuses_it(verifier, stack, http):
+    """RFC 9449 §7.2: a Bearer-only API must not take a token bound to a DPoP key."""
+    token = mint(stack, cnf={"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"})
+    at_api_a = http.get(stack.api_a + "/api/data", headers={"Authorization": "Bearer " + token})
+    assert (at_api_a.status_code, at_api_a.json()["error"]) == (401, "token_requires_dpop"), at_api_a.text
+    status, refused, _ = verifier.run(token)
+    assert status == 1, refused
+    assert (refused["status"], refused["error"], refused["error_description"]) == \
+        (401, "token_requires_dpop", at_api_a.json()["error_description"])
+    assert 'error="invalid_token"' in refused["www_authenticate"]
+    assert verifier.run(mint(stack))[0] == 0, "the same token without cnf is fine"
+
+
 def test_a_token_without_the_required_scope_is_insufficient_scope(verifier, stack, for_api_a):
     status, refused, _ = verifier.run(for_api_a["access_token"], scope="api:admin")
     assert (status, refused["status"], refused["error"]) == (1, 403, "insufficient_scope"), refused

@@ -152,12 +152,15 @@ def test_a_rotated_signing_key_is_fetched_on_first_sight(stack, http):
 # --- no usable credentials ------------------------------------------------
 
 @pytest.mark.parametrize("authorization", [None, "Basic YWxpY2U6c2VjcmV0", "Negotiate abc"])
-def test_no_bearer_token_gets_a_bare_challenge(stack, http, authorization):
+def test_no_bearer_token_gets_bare_challenges(stack, http, authorization):
+    """Both schemes the APIs take, without error information (RFC 6750 §3.1,
+    RFC 9449 §7.1), one header field each."""
     for origin, path in ((stack.api_a, "/api/data"), (stack.api_b, "/api/records")):
         headers = {"Authorization": authorization} if authorization else {}
         response = http.get(origin + path, headers=headers)
         assert_failure(response, 401, "missing_token")
-        assert response.headers["WWW-Authenticate"] == f'Bearer realm="{origin}"'
+        assert response.raw.headers.getlist("WWW-Authenticate") == \
+            [f'Bearer realm="{origin}"', f'DPoP realm="{origin}", algs="ES256 EdDSA RS256"']
 
 
 def test_bearer_without_a_token_is_malformed(stack, http):

@@ -41,6 +41,9 @@ public struct GatehouseConfig: Sendable {
     /// `GATEHOUSE_DATABASE_URL`: a libpq connection URI selecting
     /// PostgreSQL for the issuer's state; nil: SQLite in the home.
     public var databaseURL: String?
+    /// `GATEHOUSE_API_DPOP_NONCE`: api-a and api-b require a nonce of
+    /// their own in every DPoP proof (RFC 9449 §9). Off by default.
+    public var apiDPoPNonces: Bool
     public var appleTeamID: String
     public var iosBundleID: String
     public var androidPackage: String
@@ -104,6 +107,7 @@ public struct GatehouseConfig: Sendable {
         keyActivationDelay = try integer("GATEHOUSE_KEY_ACTIVATION_DELAY", jwksMaximumAge + 300, 0...604_800)
         requirePushedAuthorizationRequests = try Self.flag("GATEHOUSE_REQUIRE_PAR", values["GATEHOUSE_REQUIRE_PAR"])
         databaseURL = try Self.databaseURL(values["GATEHOUSE_DATABASE_URL"])
+        apiDPoPNonces = try Self.flag("GATEHOUSE_API_DPOP_NONCE", values["GATEHOUSE_API_DPOP_NONCE"])
         appleTeamID = values["GATEHOUSE_APPLE_TEAM_ID"] ?? "ABCDE12345"
         iosBundleID = values["GATEHOUSE_IOS_BUNDLE_ID"] ?? "com.example.gatehouse.demo"
         androidPackage = values["GATEHOUSE_ANDROID_PACKAGE"] ?? "com.example.gatehouse.demo"
@@ -130,6 +134,17 @@ public struct GatehouseConfig: Sendable {
             throw ConfigError("GATEHOUSE_DATABASE_URL must be a postgresql:// connection URI")
         }
         return value
+    }
+
+    /// An on/off setting: `1`, `true`, `yes`, `on` or `0`, `false`, `no`,
+    /// `off` (any case); unset or empty is off. Anything else is refused
+    /// rather than guessed.
+    static func flag(_ key: String, _ value: String?) throws -> Bool {
+        switch (value ?? "").lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "", "0", "false", "no", "off": return false
+        default: throw ConfigError("\(key) must be 1 or 0 (or true/false, yes/no, on/off)")
+        }
     }
 
     static func readConfFile(_ path: String) throws -> [String: String] {

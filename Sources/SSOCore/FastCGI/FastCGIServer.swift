@@ -34,11 +34,26 @@ final class FastCGIRequestHandle {
         while let entry = cursor.pointee {
             let bytes = UnsafeRawBufferPointer(start: entry, count: strlen(entry)).bindMemory(to: UInt8.self)
             if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
-                result[String(decoding: bytes[..<equals], as: UTF8.self)] = String(decoding: bytes[(equals + 1)...], as: UTF8.self)
+                let name = String(decoding: bytes[..<equals], as: UTF8.self)
+                let value = String(decoding: bytes[(equals + 1)...], as: UTF8.self)
+                if let earlier = result.updateValue(value, forKey: name), name.hasPrefix("HTTP_") {
+                    result[name] = Self.combinedHeader(name: name, earlier: earlier, later: value)
+                }
             }
             cursor += 1
         }
         return result
+    }
+
+    /// A request header sent on several lines: nginx before 1.23 (Debian
+    /// 12 ships 1.22) passes each line as a parameter of the same name,
+    /// and a dictionary would silently keep only the last one, hiding that
+    /// there were two (RFC 9449 §4.3 check 1 needs to know: "there is not
+    /// more than one DPoP HTTP request header field"). Combined as nginx
+    /// 1.23 and later combine them, and as RFC 9110 §5.3 allows: in order,
+    /// separated by a comma (`Cookie` by "; ", RFC 6265 §5.4).
+    static func combinedHeader(name: String, earlier: String, later: String) -> String {
+        earlier + (name == "HTTP_COOKIE" ? "; " : ", ") + later
     }
 
     /// Reads up to `limit` body bytes; nil when the body is larger.

@@ -247,6 +247,7 @@ type Claims struct {
 	Nbf   *float64        `json:"nbf"`
 	Iat   *float64        `json:"iat"`
 	Scope string          `json:"scope"`
+	Cnf   json.RawMessage `json:"cnf"`
 	Raw   json.RawMessage `json:"-"`
 }
 
@@ -295,7 +296,7 @@ func Authenticate(authorization string, policy Policy, keys *KeySet, now int64) 
 		return nil, refuse("malformed_token", "the access token claims are missing or of the wrong type")
 	}
 	claims.Raw, _ = base64.RawURLEncoding.DecodeString(parts[1])
-	for _, check := range []func(*Claims, Policy, int64) error{checkRequired, checkIssuer, checkTimeWindow, checkAudience, checkScope} {
+	for _, check := range []func(*Claims, Policy, int64) error{checkRequired, checkIssuer, checkTimeWindow, checkAudience, checkScope, checkNotBound} {
 		if err := check(&claims, policy, now); err != nil {
 			return nil, err
 		}
@@ -434,6 +435,15 @@ func checkScope(c *Claims, policy Policy, _ int64) error {
 		}
 	}
 	return refuse("insufficient_scope", "the access token does not grant "+policy.Scope)
+}
+
+func checkNotBound(c *Claims, _ Policy, _ int64) error {
+	// RFC 9449 §7.2: "such a protected resource MUST reject a DPoP-bound access
+	// token received as a bearer token". This program takes Bearer tokens only.
+	if c.Cnf != nil {
+		return refuse("token_requires_dpop", "the access token is bound to a DPoP key: send it as Authorization: DPoP with a DPoP proof")
+	}
+	return nil
 }
 
 func logf(format string, arguments ...any) {

@@ -156,6 +156,7 @@ export async function authenticate(authorization, policy, keys, now = Math.floor
   checkTimeWindow(claims, now);
   checkAudience(claims, policy);
   checkScope(claims, policy);
+  checkNotBound(claims);
   return claims;
 }
 
@@ -268,6 +269,14 @@ function checkScope(claims, policy) {
   // than provided by the access token."
   if (!(claims.scope ?? '').split(' ').includes(policy.scope)) {
     throw new Refusal('insufficient_scope', `the access token does not grant ${policy.scope}`);
+  }
+}
+
+function checkNotBound(claims) {
+  // RFC 9449 §7.2: "such a protected resource MUST reject a DPoP-bound access
+  // token received as a bearer token". This program takes Bearer tokens only.
+  if (claims.cnf !== undefined) {
+    throw new Refusal('token_requires_dpop', 'the access token is bound to a DPoP key: send it as Authorization: DPoP with a DPoP proof');
   }
 }
 

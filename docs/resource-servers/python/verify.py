@@ -142,6 +142,7 @@ def authenticate(authorization, policy, keys, now=None):
     key = signing_key(header, keys, now)
     claims = verified_claims(token, key, policy, now)
     check_scope(claims, policy)
+    check_not_bound(claims)
     return claims
 
 
@@ -236,6 +237,13 @@ def check_scope(claims, policy):
     # than provided by the access token."
     if policy.scope not in str(claims.get("scope", "")).split(" "):
         raise Refusal("insufficient_scope", f"the access token does not grant {policy.scope}")
+
+
+def check_not_bound(claims):
+    # RFC 9449 §7.2: "such a protected resource MUST reject a DPoP-bound access
+    # token received as a bearer token". This program takes Bearer tokens only.
+    if "cnf" in claims:
+        raise Refusal("token_requires_dpop", "the access token is bound to a DPoP key: send it as Authorization: DPoP with a DPoP proof")
 
 
 def log(message):
