@@ -2,7 +2,7 @@
 tool listens on a loopback port (RFC 8252 §7.3), this test plays the browser
 (authorize → login page → POST /login → the redirect to 127.0.0.1), and the
 tool exchanges the code, stores the tokens, calls both APIs, refreshes and
-signs out. Its tokens are DPoP-bound (RFC 9449) unless it is told --no-dpop."""
+signs out."""
 import base64
 import contextlib
 import hashlib
@@ -244,6 +244,7 @@ def test_a_narrow_scope_gets_403_without_a_retry(stack, tmp_path):
     assert run_tool("logout", "--store", store).returncode == 0
 
 
+# DPoP (RFC 9449): the tool's tokens are bound to a key of its own unless it is told --no-dpop.
 def test_tokens_are_dpop_bound_by_default_and_call_presents_them_with_proofs(stack, tmp_path):
     store = tmp_path / "tokens.json"
     process, url = start_login(stack, store)
