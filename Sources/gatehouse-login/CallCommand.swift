@@ -7,6 +7,9 @@ struct CallCommand: ParsableCommand {
         commandName: "call",
         abstract: "GET an API with the stored access token; refresh once and retry when it has expired.",
         discussion: """
+            A DPoP-bound token (the default since login) is sent as Authorization: DPoP with a fresh proof \
+            (RFC 9449 §7: htm, htu, iat, jti and ath, the token's hash), answering a use_dpop_nonce once; \
+            a token from login --no-dpop as Authorization: Bearer. \
             Refreshes first when the stored access token has expired, or after the API answers 401 with \
             WWW-Authenticate error="invalid_token" (RFC 6750 §3.1), then retries once. Prints the body on \
             standard output; exits 1 unless the final status is 2xx.
@@ -40,15 +43,15 @@ struct CallCommand: ParsableCommand {
         guard reply.isSuccess else { throw ToolError("\(url): \(OAuthErrorBody.summary(of: reply))") }
     }
 
-    private func send(_ session: SignedInSession) throws -> HTTPSResponse {
-        try session.transport.get(url, headers: [("Authorization", "Bearer \(session.tokens.accessToken)")])
-    }
+    private func send(_ session: SignedInSession) throws -> HTTPSResponse { try session.get(url) }
 
     /// RFC 6750 §3.1: `invalid_token` — "expired, revoked, malformed, or
     /// invalid for other reasons"; a fresh token may cure it. 403
-    /// insufficient_scope would not be, so it is not retried.
+    /// insufficient_scope would not be, so it is not retried. RFC 9449 §7.1:
+    /// the same error under the DPoP scheme.
     static func isInvalidToken(_ reply: HTTPSResponse) -> Bool {
-        guard let challenge = reply.headers["www-authenticate"], challenge.lowercased().hasPrefix("bearer") else { return false }
+        guard let challenge = reply.headers["www-authenticate"]?.lowercased(),
+              challenge.hasPrefix("bearer") || challenge.hasPrefix("dpop") else { return false }
         return challenge.contains("error=\"invalid_token\"")
     }
 }

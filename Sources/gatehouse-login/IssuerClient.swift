@@ -5,6 +5,8 @@ import SSOCore
 struct IssuerClient {
     let transport: HTTPSTransport
     let clientID: String
+    /// With a key, every token request carries a DPoP proof (RFC 9449 §5).
+    var dpop: DPoPClient? = nil
 
     /// RFC 6749 §4.1.3 with RFC 7636 §4.5: the code and the verifier.
     func exchange(code: String, redirectURI: String, codeVerifier: String, tokenEndpoint: String) throws -> TokenResponse {
@@ -38,7 +40,7 @@ struct IssuerClient {
     }
 
     private func tokenRequest(_ endpoint: String, what: String, _ form: [(String, String)]) throws -> TokenResponse {
-        let reply = try transport.postForm(endpoint, form)
+        let reply = try dpop.map { try $0.tokenRequest(endpoint, form, transport: transport) } ?? transport.postForm(endpoint, form)
         guard reply.status == 200 else {
             // RFC 6749 §5.2 invalid_grant: the code or refresh token is dead
             // (spent, revoked, expired, the session ended); only a new sign-in helps.
@@ -47,8 +49,14 @@ struct IssuerClient {
                             + (summary.hasPrefix("invalid_grant") ? "; sign in again with `gatehouse-login login`" : ""))
         }
         let response = try reply.decode(TokenResponse.self, what: what)
-        // RFC 6750 is the only token type this tool can present.
-        guard response.tokenType.lowercased() == "bearer" else { throw ToolError("\(what): unexpected token_type \(response.tokenType)") }
+        // RFC 6749 §5.1: token_type is case-insensitive. RFC 9449 §5: DPoP
+        // only in answer to a proof; a server may still answer one with a
+        // bearer token (the tool then presents it as one).
+        switch response.tokenType.lowercased() {
+        case "bearer": break
+        case "dpop" where dpop != nil: break
+        default: throw ToolError("\(what): unexpected token_type \(response.tokenType)")
+        }
         return response
     }
 }

@@ -10,7 +10,9 @@ struct LoginCommand: ParsableCommand {
             Prints the authorize URL on standard output (or opens it with --open), waits for the browser to come \
             back to http://127.0.0.1:<random port>/callback, checks state and iss (RFC 9207), exchanges the code, \
             checks the ID token (signature against the JWKS, iss, aud, exp, nonce) and stores the tokens. \
-            The client must have a loopback redirect URI registered, e.g. http://127.0.0.1/callback (any port matches).
+            The client must have a loopback redirect URI registered, e.g. http://127.0.0.1/callback (any port matches). \
+            Tokens are DPoP-bound (RFC 9449) to a P-256 key made for this sign-in and stored with them: dpop_jkt \
+            at /authorize, a proof with every token request; --no-dpop asks for bearer tokens instead.
             """)
 
     enum Presentation: EnumerableFlag {
@@ -32,6 +34,8 @@ struct LoginCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Seconds to wait for the browser.", valueName: "seconds")) var timeout: Double = 300
     @Option(help: ArgumentHelp("OIDC prompt parameter (login, none).", valueName: "value")) var prompt: String?
     @Flag var presentation: Presentation = .print
+    @Flag(name: .customLong("no-dpop"), help: "Get bearer tokens: no DPoP key, no proofs (DPoP, RFC 9449, is the default).")
+    var noDPoP = false
     @OptionGroup var options: StoreOptions
 
     func validate() throws {
@@ -46,9 +50,10 @@ struct LoginCommand: ParsableCommand {
         let caFile = options.caFile.map(absolutePath)
         let transport = HTTPSTransport(caFile: caFile)
         let metadata = try ProviderMetadata.fetch(issuer: issuer, transport: transport)
+        let dpop = try DPoPClient.forSignIn(metadata: metadata, disabled: noDPoP)
 
         let listener = try LoopbackListener()
-        let attempt = AuthorizationAttempt(clientID: clientID, redirectURI: "http://127.0.0.1:\(listener.port)\(callbackPath)",
+        let attempt = AuthorizationAttempt(clientID: clientID, dpop: dpop, redirectURI: "http://127.0.0.1:\(listener.port)\(callbackPath)",
                                            scope: scope, prompt: prompt)
         let url = try PushedAuthorization.browserURL(for: attempt, metadata: metadata, transport: transport)
         switch presentation {
@@ -77,6 +82,9 @@ struct LoginCommand: ParsableCommand {
                 Console.error("Signed in as \(tokens.email ?? tokens.subject ?? "?") at \(issuer); tokens stored in \(options.store) (mode 0600).")
                 Console.error("Access token expires \(Redaction.time(tokens.accessTokenExpiresAt)); "
                               + (tokens.refreshToken == nil ? "no refresh token (ask for offline_access)." : "refresh token stored."))
+                if let dpop = attempt.dpop, tokens.isDPoPBound {
+                    Console.error("The tokens are DPoP-bound to this sign-in's key (thumbprint \(dpop.signer.thumbprint)), kept in the token file.")
+                }
                 return
             } catch let error as ToolError {
                 connection.respond(status: 400, reason: "Bad Request", html: CallbackPage.failed("The sign-in could not be completed."))
@@ -92,7 +100,7 @@ struct LoginCommand: ParsableCommand {
                   caFile: String?) throws -> StoredTokens {
         let code = try AuthorizationCallback.code(fromQuery: query, attempt: attempt, issuer: metadata.issuer,
                                                   issRequired: metadata.authorizationResponseIssParameterSupported == true)
-        let client = IssuerClient(transport: transport, clientID: clientID)
+        let client = IssuerClient(transport: transport, clientID: clientID, dpop: attempt.dpop)
         let response = try client.exchange(code: code, redirectURI: attempt.redirectURI, codeVerifier: attempt.codeVerifier,
                                            tokenEndpoint: metadata.tokenEndpoint)
         guard let idToken = response.idToken else { throw ToolError("the token response has no ID token (was openid in the scope?)") }
@@ -105,6 +113,8 @@ struct LoginCommand: ParsableCommand {
             accessToken: response.accessToken, accessTokenExpiresAt: 0, refreshToken: nil, idToken: nil,
             subject: claims.sub, email: claims.email, signedInAt: Int64(now.timeIntervalSince1970), refreshedAt: nil)
         tokens.take(response, now: now)
+        tokens.dpopKey = try attempt.dpop?.keyPEM()
+        tokens.dpopNonce = attempt.dpop?.tokenEndpointNonce
         try options.tokenFile.save(tokens)
         return tokens
     }

@@ -11,6 +11,8 @@ struct ProviderMetadata: Decodable {
     let endSessionEndpoint: String?
     let codeChallengeMethodsSupported: [String]?
     let authorizationResponseIssParameterSupported: Bool?
+    /// RFC 9449 §5.1: the JWS algorithms the issuer accepts in DPoP proofs.
+    let dpopSigningAlgValuesSupported: [String]?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -22,7 +24,11 @@ struct ProviderMetadata: Decodable {
         case endSessionEndpoint = "end_session_endpoint"
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }
+
+    /// This tool signs its proofs with ES256 (P-256, as phones' key stores do).
+    var acceptsES256Proofs: Bool { dpopSigningAlgValuesSupported?.contains("ES256") == true }
 
     /// Discovery §4.1: a terminating "/" is removed before appending the
     /// well-known path, so `https://host/` and `https://host` name one issuer.

@@ -23,9 +23,11 @@ struct StatusCommand: ParsableCommand {
             "signed in      \(Redaction.time(tokens.signedInAt))",
             "refreshed      \(tokens.refreshedAt.map { Redaction.time($0) } ?? "never")",
             "access token   \(show(tokens.accessToken))",
+            "  type         \(tokens.tokenType ?? "Bearer")\(tokens.isDPoPBound ? " (sent with a DPoP proof)" : "")",
             "  expires      \(Redaction.time(tokens.accessTokenExpiresAt))\(tokens.accessTokenExpired(margin: 0) ? "  EXPIRED" : "")",
             "refresh token  \(show(tokens.refreshToken))",
             "ID token       \(show(tokens.idToken))",
+            "DPoP key       \(Self.describeKey(tokens.dpopKey))",
         ]
         if let jwt = try? UnverifiedJWT(tokens.accessToken) {
             lines.append("access token header (not verified here; the APIs verify it):")
@@ -38,5 +40,12 @@ struct StatusCommand: ParsableCommand {
             lines.append(UnverifiedJWT.prettyJSON(jwt.claims))
         }
         Console.output(lines.joined(separator: "\n"))
+    }
+
+    /// The key's thumbprint (what `cnf.jkt` holds), never the key itself.
+    static func describeKey(_ pem: String?) -> String {
+        guard let pem else { return "(none: bearer tokens)" }
+        guard let dpop = try? DPoPClient.stored(keyPEM: pem, tokenEndpointNonce: nil) else { return "(unreadable)" }
+        return "ES256, thumbprint \(dpop.signer.thumbprint) (the private key stays in the token file)"
     }
 }

@@ -22,6 +22,14 @@ struct StoredTokens: Codable {
     var email: String?
     var signedInAt: Int64
     var refreshedAt: Int64?
+    /// The access token's `token_type`: "DPoP" when it is bound to
+    /// `dpopKey` (RFC 9449 §5); nil (files from before DPoP) means Bearer.
+    var tokenType: String?
+    /// This sign-in's DPoP private key (PEM): the tokens are worthless
+    /// without it. nil when signed in with `--no-dpop`.
+    var dpopKey: String?
+    /// The token endpoint's latest `DPoP-Nonce`, for the next proof.
+    var dpopNonce: String?
 
     enum CodingKeys: String, CodingKey {
         case version, issuer, scope, subject, email
@@ -37,7 +45,13 @@ struct StoredTokens: Codable {
         case idToken = "id_token"
         case signedInAt = "signed_in_at"
         case refreshedAt = "refreshed_at"
+        case tokenType = "token_type"
+        case dpopKey = "dpop_key"
+        case dpopNonce = "dpop_nonce"
     }
+
+    /// RFC 9449 §7.1: a DPoP-bound access token goes out under the DPoP scheme.
+    var isDPoPBound: Bool { tokenType?.lowercased() == "dpop" }
 
     /// Expired, or about to: a request sent now might arrive too late.
     func accessTokenExpired(now: Date = Date(), margin: Int64 = 30) -> Bool {
@@ -49,6 +63,7 @@ struct StoredTokens: Codable {
     /// the server "MAY issue a new refresh token").
     mutating func take(_ response: TokenResponse, now: Date = Date()) {
         accessToken = response.accessToken
+        tokenType = response.tokenType
         accessTokenExpiresAt = Self.expiry(of: response, now: now)
         if let refreshToken = response.refreshToken { self.refreshToken = refreshToken }
         if let idToken = response.idToken { self.idToken = idToken }

@@ -70,6 +70,9 @@ final class DPoPProofTests: XCTestCase {
         assertRefused(try proof(header: header, claims: with(["iat": now + 61], in: claims), key: key), .stale)
         assertRefused(try proof(header: header, claims: with(["jti": nil], in: claims), key: key), .malformed)
         assertRefused(try proof(header: header, claims: with(["iat": "now"], in: claims), key: key), .malformed)
+        // Found by the resource-server work: a huge iat trapped the conversion to Int64.
+        assertRefused(try proof(header: header, claims: with(["iat": 1e300], in: claims), key: key), .malformed)
+        assertRefused(try proof(header: header, claims: with(["iat": -1e300], in: claims), key: key), .malformed)
         let resource = DPoPRequest(method: "POST", uri: "https://issuer.example/token", accessToken: "the-token")
         assertRefused(try proof(header: header, claims: claims, key: key), .missingAccessTokenHash, for: resource)
         assertRefused(try proof(header: header, claims: with(["ath": DPoPProof.accessTokenHash("another")], in: claims), key: key),

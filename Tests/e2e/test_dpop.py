@@ -79,6 +79,10 @@ def test_every_advertised_algorithm_binds(stack, http, machine, alg):
     assert response.status_code == 200, response.text
     assert response.json()["token_type"] == "DPoP"
     assert claims(response.json()["access_token"])["cnf"]["jkt"] == key.thumbprint
+    # RFC 9449 §6.2: introspection tells a resource server the token is bound.
+    introspected = http.post(stack.issuer + "/introspect", data={"token": response.json()["access_token"]}, auth=machine).json()
+    assert introspected["active"] is True and introspected["token_type"] == "DPoP"
+    assert introspected["cnf"] == {"jkt": key.thumbprint}
 
 
 @pytest.mark.parametrize("changes,description", [

@@ -11,7 +11,8 @@ reach past the authentication layer; schemathesis' `ignored_auth` check then
 verifies that removing or garbling those credentials is refused. A last test
 walks the real flows (sign-in, code exchange, refresh, Native SSO exchange,
 introspection, revocation, logout) and checks every success response too, which
-random inputs can never reach.
+random inputs can never reach; another walks DPoP (RFC 9449): the nonce round
+trip, bound tokens, userinfo under the DPoP scheme and its refusals.
 """
 import atexit
 import os
@@ -35,6 +36,7 @@ from schemathesis.specs.openapi.checks import (
     unsupported_method,
 )
 
+from dpop_proofs import ProofKey
 from oidc_flow import App, query
 from stack import DEMO_PASSWORD, ROOT
 
@@ -308,3 +310,42 @@ def test_dpop_answers_of_the_resource_servers_are_documented(stack):
         narrow = bound_token(stack, phone, scope="openid")
         assert conforms(stack, http.get(url, headers={"Authorization": "DPoP " + narrow,
                                                       "DPoP": phone.proof(url, narrow)})).status_code == 403
+
+
+def test_dpop_responses_of_the_real_flows_are_documented(stack):
+    http = http_session(stack)
+    issuer, token_url, userinfo = stack.issuer, stack.issuer + "/token", stack.issuer + "/userinfo"
+    get = lambda url, **kwargs: conforms(stack, http.get(url, allow_redirects=False, **kwargs))  # noqa: E731
+    post = lambda url, **kwargs: conforms(stack, http.post(url, allow_redirects=False, **kwargs))  # noqa: E731
+    key = ProofKey()
+    app = App(stack, http, scope="openid email offline_access")
+    form = {"grant_type": "authorization_code", "code": app.sign_in(dpop_jkt=key.thumbprint), "redirect_uri": app.redirect_uri,
+            "client_id": app.client_id, "code_verifier": app.verifier}
+
+    # RFC 9449 §8: the nonce round trip, then bound tokens and the next nonce.
+    first = post(token_url, data=form, headers={"DPoP": key.proof("POST", token_url)})
+    assert first.status_code == 400 and first.json()["error"] == "use_dpop_nonce" and first.headers["DPoP-Nonce"]
+    bound = post(token_url, data=form, headers={"DPoP": key.proof("POST", token_url, nonce=first.headers["DPoP-Nonce"])})
+    assert bound.status_code == 200 and bound.json()["token_type"] == "DPoP" and bound.headers["DPoP-Nonce"]
+    nonce, token = bound.headers["DPoP-Nonce"], bound.json()["access_token"]
+    assert post(token_url, data=form, headers={"DPoP": "not-a-proof"}).json()["error"] == "invalid_dpop_proof"
+    unproved = post(token_url, data={"grant_type": "refresh_token", "refresh_token": bound.json()["refresh_token"],
+                                     "client_id": app.client_id})
+    assert unproved.status_code == 400 and unproved.json()["error"] == "invalid_dpop_proof"
+
+    # Userinfo under the DPoP scheme, GET and POST, and its DPoP challenges.
+    dpop = lambda method: {"Authorization": "DPoP " + token, "DPoP": key.proof(method, userinfo, access_token=token)}  # noqa: E731
+    assert get(userinfo, headers=dpop("GET")).status_code == 200
+    assert post(userinfo, headers=dpop("POST")).status_code == 200
+    for headers, status, error in (({"Authorization": "Bearer " + token}, 401, "invalid_token"),
+                                   ({"Authorization": "DPoP " + token}, 401, "invalid_dpop_proof"),
+                                   ({"Authorization": "DPoP " + token, "DPoP": key.proof("GET", userinfo)}, 401, "invalid_dpop_proof"),
+                                   ({"Authorization": "DPoP"}, 400, "invalid_request")):
+        refused = get(userinfo, headers=headers)
+        assert refused.status_code == status and refused.json()["error"] == error, refused.text
+        assert refused.headers["WWW-Authenticate"].startswith('DPoP algs="ES256 EdDSA RS256"')
+
+    # A bound refresh token, refreshed with a proof by its key.
+    refreshed = post(token_url, headers={"DPoP": key.proof("POST", token_url, nonce=nonce)},
+                     data={"grant_type": "refresh_token", "refresh_token": bound.json()["refresh_token"], "client_id": app.client_id})
+    assert refreshed.status_code == 200 and refreshed.json()["token_type"] == "DPoP"

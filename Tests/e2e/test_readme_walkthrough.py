@@ -1,4 +1,4 @@
-"""The README's curl walkthrough, run as written against the test stack."""
+"""The README's curl walkthroughs, and docs/API.md's DPoP one, run as written against the test stack."""
 import os
 import re
 import subprocess
@@ -6,8 +6,8 @@ import subprocess
 from stack import DEMO_PASSWORD, ROOT
 
 
-def walkthrough_script(heading="## Sign in with curl"):
-    text = open(os.path.join(ROOT, "README.md")).read()
+def walkthrough_script(heading="## Sign in with curl", document="README.md"):
+    text = open(os.path.join(ROOT, document)).read()
     section = text[text.index(heading):]
     return re.search(r"```sh\n(.*?)```", section, re.S).group(1)
 
@@ -70,3 +70,19 @@ def test_the_readme_own_api_and_machine_client_walkthrough_works_verbatim(stack,
     finally:
         stack.ssoctl("client", "delete", "nightly-job")
         stack.ssoctl("api", "remove", "https://inventory.example.com")
+
+
+def test_the_api_documents_dpop_walkthrough_works_verbatim(stack, tmp_path):
+    script = walkthrough_script("### The flow with curl", os.path.join("docs", "API.md"))
+    assert "dpop_jkt=$JKT" in script
+    result = run_on(stack, script, tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith('{"error":"use_dpop_nonce"'), "the first proof has no nonce"
+    assert '"token_type":"DPoP"' in lines[1] and '"refresh_token":"' in lines[1], "bound tokens"
+    assert lines[2].startswith('"cnf":{"jkt":"') and len(lines[2]) == len('"cnf":{"jkt":""}') + 43
+    assert '"email":"alice@example.com"' in lines[3], "userinfo under the DPoP scheme"
+    assert '"error":"invalid_token"' in lines[4] and "DPoP-bound" in lines[4], "a copy used as a bearer token"
+    assert '"error":"invalid_dpop_proof"' in lines[5], "a bound refresh token without a proof"
+    assert '"token_type":"DPoP"' in lines[6] and '"refresh_token":"' in lines[6], "refresh with a proof"
+    assert len(lines) == 7, lines[7:]

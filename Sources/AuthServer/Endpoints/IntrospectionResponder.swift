@@ -45,6 +45,10 @@ public final class IntrospectionResponder: Responder {
         var iss: String?
         var jti: String?
         var sid: String?
+        /// RFC 9449 §6.2: "the authorization server ... MUST ... [return]
+        /// the cnf claim" of a DPoP-bound token, so a resource server that
+        /// introspects can require the proof.
+        var cnf: Confirmation?
 
         static let inactive = Body(active: false)
     }
@@ -113,8 +117,9 @@ public final class IntrospectionResponder: Responder {
         let active: ActiveAccessToken
         do { active = try services.accessTokens.active(claims, leeway: 0) } catch is TokenRejection { return .inactive }
         var body = Body(active: true)
-        body.token_type = "Bearer"
+        body.token_type = TokenResponseBody.tokenType(boundTo: active.claims.cnf?.jkt)
         body.token_use = "access_token"
+        body.cnf = active.claims.cnf
         body.client_id = active.claims.client_id
         body.sub = active.claims.sub
         body.username = active.user?.email

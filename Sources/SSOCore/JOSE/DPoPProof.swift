@@ -132,8 +132,9 @@ public enum DPoPProof {
             throw DPoPError(.wrongURI, "htu does not name \(request.uri)")
         }
         // Check 11: "the creation time of the JWT ... is within an acceptable window".
-        guard iat.isFinite else { throw DPoPError(.malformed, "iat is not a number") }
-        let issuedAt = Int64(iat.rounded(.down))
+        // Int64(exactly:) is nil for NaN, infinities and values beyond
+        // Int64 (1e300), which Int64(_:) would trap on.
+        guard let issuedAt = Int64(exactly: iat.rounded(.down)) else { throw DPoPError(.malformed, "iat is not a usable number") }
         guard issuedAt >= now - maximumAge, issuedAt <= now + clockLeeway else { throw DPoPError(.stale, "iat \(issuedAt), now \(now)") }
         // Check 12 (§7): "the value of the ath claim equals the hash of that access token".
         if let accessToken = request.accessToken {
