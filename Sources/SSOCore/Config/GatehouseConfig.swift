@@ -136,17 +136,6 @@ public struct GatehouseConfig: Sendable {
         return value
     }
 
-    /// An on/off setting: `1`, `true`, `yes`, `on` or `0`, `false`, `no`,
-    /// `off` (any case); unset or empty is off. Anything else is refused
-    /// rather than guessed.
-    static func flag(_ key: String, _ value: String?) throws -> Bool {
-        switch (value ?? "").lowercased() {
-        case "1", "true", "yes", "on": return true
-        case "", "0", "false", "no", "off": return false
-        default: throw ConfigError("\(key) must be 1 or 0 (or true/false, yes/no, on/off)")
-        }
-    }
-
     static func readConfFile(_ path: String) throws -> [String: String] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var values: [String: String] = [:]
