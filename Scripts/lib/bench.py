@@ -13,7 +13,7 @@ from urllib.parse import quote, urlsplit
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "e2e"))
 sys.path.insert(0, os.path.dirname(__file__))
 from bench_cpu import cpu_split, summarize  # noqa: E402
-from bench_dpop import dpop_refresh  # noqa: E402
+from bench_dpop import dpop_api_data, dpop_refresh  # noqa: E402
 from bench_postgresql import ROUNDS, WORKERS, compare  # noqa: E402
 from bench_references import openssl_sign_rate, scrypt_rate  # noqa: E402
 from bench_report import chart, print_table, resources_table  # noqa: E402
@@ -153,6 +153,8 @@ def request_paths(stack, seconds, connections, threads, bearer):
     data, data_cpu = cpu_split(lambda: wrk(stack.api_a + "/api/data", seconds, connections, threads, headers=[bearer]), seconds)
     data["cpu"] = summarize(data_cpu, "api-a")
     rows.append(("GET /api/data (api-a, validated JWT)", data, data["rps"] / hello["rps"], "≥ 0.80 of hello"))
+    bound = dpop_api_data(stack, stack.session(), seconds, connections, threads, wrk, data["rps"])
+    rows.append(("GET /api/data with DPoP (fresh proof each)", bound, bound["rps"] / hello["rps"], "≥ 0.60 of hello"))
     for name, url, headers, target in (
             ("GET /api/records (api-b, validated JWT)", stack.api_b + "/api/records", [bearer], "≥ 0.80 of hello"),
             ("GET /.well-known/jwks.json", stack.issuer + "/.well-known/jwks.json", [], "≥ 0.90 of hello"),

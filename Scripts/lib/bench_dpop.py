@@ -44,3 +44,27 @@ def dpop_refresh(stack, http, seconds, connections, threads, wrk):
         if result["failed"] > result["requests"] // 100:
             raise RuntimeError(f"DPoP refresh: {result['failed']} of {result['requests']} requests failed (proofs too few or too old?)")
         return result
+
+
+def dpop_api_data(stack, http, seconds, connections, threads, wrk, expected_rps):
+    """GET /api/data with a DPoP-bound token and a fresh proof per request
+    (RFC 9449 §7): enough proofs for `expected_rps` (the bearer rate) and a
+    margin, split over the threads."""
+    key = ProofKey()
+    app = App(stack, http)
+    form = {"grant_type": "authorization_code", "code": app.code_from(app.authorize()), "client_id": app.client_id,
+            "redirect_uri": app.redirect_uri, "code_verifier": app.verifier}
+    response, _ = token_request(http, stack.issuer, form, key)
+    token = response.json()["access_token"]
+    url = stack.api_a + "/api/data"
+    per_thread = int(expected_rps * seconds * 1.3 / threads) + 1000
+    with tempfile.TemporaryDirectory() as folder:
+        for thread in range(1, threads + 1):
+            with open(os.path.join(folder, f"proofs.{thread}"), "w") as proofs:
+                for proof in signed_proofs(key, "GET", url, None, per_thread, access_token=token):
+                    proofs.write(proof + "\n")
+        result = wrk(url, seconds, connections, threads, "dpop-request.lua",
+                     env={"GATEHOUSE_BENCH_TOKEN": token, "GATEHOUSE_BENCH_PROOFS": os.path.join(folder, "proofs")})
+        if result["failed"] > result["requests"] // 100:
+            raise RuntimeError(f"DPoP /api/data: {result['failed']} of {result['requests']} requests failed")
+        return result

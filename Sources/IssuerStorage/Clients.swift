@@ -66,8 +66,8 @@ public protocol ClientStore: ClientReads {
     /// is no such client.
     func update(_ client: Client) throws -> Bool
     /// Erases the client and everything issued to it: its refresh tokens,
-    /// authorization codes, device secrets and pending authorization
-    /// requests go in the same write unit, so nothing it holds works once
+    /// authorization codes, device secrets, pending and pushed
+    /// authorization requests go in the same write unit, so nothing it holds works once
     /// this commits and a client registered later under the same id
     /// inherits nothing. False when there is no such client.
     func delete(clientID: String) throws -> Bool

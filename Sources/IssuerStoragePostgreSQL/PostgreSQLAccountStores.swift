@@ -153,7 +153,7 @@ final class PostgreSQLClientStore: ClientStore {
     /// sees all there is.
     func delete(clientID: String) throws -> Bool {
         try connection.executeScript("LOCK TABLE refresh_tokens, authorization_codes, device_secrets IN SHARE ROW EXCLUSIVE MODE")
-        for table in ["refresh_tokens", "authorization_codes", "device_secrets", "pending_authorizations"] {
+        for table in ["refresh_tokens", "authorization_codes", "device_secrets", "pending_authorizations", "pushed_authorizations"] {
             try connection.execute("DELETE FROM \(table) WHERE client_id = $1", [.text(clientID)])
         }
         guard try connection.execute("DELETE FROM clients WHERE client_id = $1", [.text(clientID)]) == 1 else { return false }

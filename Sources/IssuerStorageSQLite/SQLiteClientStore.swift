@@ -57,7 +57,7 @@ final class SQLiteClientStore: ClientStore {
     }
 
     func delete(clientID: String) throws -> Bool {
-        for table in ["refresh_tokens", "authorization_codes", "device_secrets", "pending_authorizations"] {
+        for table in ["refresh_tokens", "authorization_codes", "device_secrets", "pending_authorizations", "pushed_authorizations"] {
             try database.execute("DELETE FROM \(table) WHERE client_id = ?", [.text(clientID)])
         }
         return try database.execute("DELETE FROM clients WHERE client_id = ?", [.text(clientID)]) == 1

@@ -17,6 +17,7 @@ public final class DPoPResourceGuard {
     let replayCache: DPoPReplayCache
     /// nil: no nonce is required (the default; `GATEHOUSE_API_DPOP_NONCE`).
     let nonces: DPoPNonces?
+    let keys = ProofKeyCache()
 
     public init(policy: AccessTokenPolicy, path: String, replayCache: DPoPReplayCache, nonces: DPoPNonces? = nil) {
         self.policy = policy
@@ -73,7 +74,8 @@ public final class DPoPResourceGuard {
     // the ath claim with a valid hash of the associated access token."
     func verifyProof(_ proof: String, method: String, token: String, now: Int) throws -> VerifiedDPoPProof {
         do {
-            return try DPoPProof.verify(proof, for: DPoPRequest(method: method, uri: resourceURI, accessToken: token), now: Int64(now))
+            return try DPoPProof.verify(proof, for: DPoPRequest(method: method, uri: resourceURI, accessToken: token), now: Int64(now),
+                                        keys: keys)
         } catch let refused as DPoPError {
             throw error(.invalidDPoPProof, Self.explanation(refused.reason, resourceURI: resourceURI), detail: refused.description)
         }

@@ -15,7 +15,7 @@ final class PushedAuthorizationTests: SignInTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        par = PushedAuthorizationResponder(services: harness.services)
+        par = try PushedAuthorizationResponder(services: harness.services)
     }
 
     func push(_ parameters: RequestParameters = H.authorizationParameters(), headers: [String: String] = [:],
@@ -279,7 +279,7 @@ final class PushedAuthorizationTests: SignInTestCase {
             XCTAssertEqual(refused.locationQuery["error"], "invalid_request", client)
             XCTAssertEqual(refused.logDetail, "authorization error redirect: invalid_request: GATEHOUSE_REQUIRE_PAR: every client must push")
         }
-        let pushedHere = harness.run(PushedAuthorizationResponder(services: services), SignInHarness.formRequest("/par", H.authorizationParameters()))
+        let pushedHere = harness.run(try PushedAuthorizationResponder(services: services), SignInHarness.formRequest("/par", H.authorizationParameters()))
         let requestURI = try XCTUnwrap(pushedHere.jsonObject()["request_uri"] as? String)
         let served = harness.run(authorize, Request(method: "GET", path: "/authorize", query: Self.byReference(requestURI).encoded))
         XCTAssertEqual(served.locationBase, "/login.html")

@@ -20,6 +20,7 @@ public final class IssuerDPoP {
     let nonceRequired: Bool
     let issuer: String
     let clock: Clock
+    let keys = ProofKeyCache()
 
     public init(storage: any IssuerStorage, nonceKey: [UInt8], nonceRequired: Bool, issuer: String, clock: @escaping Clock = systemClock) {
         self.storage = storage
@@ -43,13 +44,39 @@ public final class IssuerDPoP {
         return value
     }
 
-    /// The token endpoint's proof, or nil when the request carries none.
-    /// §8: with nonces required, a proof without this server's current or
-    /// previous nonce is refused with the nonce to use.
-    public func tokenEndpointProof(_ request: Request) throws -> VerifiedDPoPProof? {
+    /// The proof sent to one of the authorization server's endpoints
+    /// (`/token`, `/par`), in OAuth's error format: nil when the request
+    /// carries none, which a client that must use DPoP may not do. §5 and
+    /// §10.1: a refused proof is `invalid_dpop_proof`; §8: a missing or
+    /// stale nonce is `use_dpop_nonce` with the nonce to use.
+    public func authorizationServerProof(_ request: Request, path: String, required: Bool, clientID: String) throws -> VerifiedDPoPProof? {
+        do {
+            guard let proof = try proof(request, path: path) else {
+                guard !required else {
+                    var error = OAuthError(.invalidDPoPProof, "this client must send a DPoP proof (RFC 9449)",
+                                           detail: "client \(clientID) requires DPoP; no proof")
+                    error.dpopNonce = currentNonce
+                    throw error
+                }
+                return nil
+            }
+            return proof
+        } catch IssuerDPoPRefusal.invalidProof(let refusal) {
+            throw OAuthError(.invalidDPoPProof, DPoPRefusalText.describe(refusal.reason), detail: "DPoP proof refused: \(refusal)")
+        } catch IssuerDPoPRefusal.nonceRequired(let nonce, let detail) {
+            var error = OAuthError(.useDPoPNonce, "the DPoP proof must carry the nonce in the DPoP-Nonce header", detail: detail)
+            error.dpopNonce = nonce
+            throw error
+        }
+    }
+
+    /// A proof sent to `path` of the issuer, or nil when the request carries
+    /// none. §8: with nonces required, a proof without this server's current
+    /// or previous nonce is refused with the nonce to use.
+    func proof(_ request: Request, path: String) throws -> VerifiedDPoPProof? {
         guard let header = try Self.proofHeader(request) else { return nil }
         let now = clock()
-        let proof = try verified(header, DPoPRequest(method: request.method, uri: issuer + "/token"), now: now)
+        let proof = try verified(header, DPoPRequest(method: request.method, uri: issuer + path), now: now)
         if nonceRequired {
             guard let nonce = proof.nonce, nonces.isValid(nonce, now: now) else {
                 throw IssuerDPoPRefusal.nonceRequired(nonce: nonces.current(now: now),
@@ -73,7 +100,7 @@ public final class IssuerDPoP {
     }
 
     func verified(_ header: String, _ request: DPoPRequest, now: Int64) throws -> VerifiedDPoPProof {
-        do { return try DPoPProof.verify(header, for: request, now: now) } catch let error as DPoPError {
+        do { return try DPoPProof.verify(header, for: request, now: now, keys: keys) } catch let error as DPoPError {
             throw IssuerDPoPRefusal.invalidProof(error)
         }
     }

@@ -19,9 +19,11 @@ import SSOCore
 public final class PushedAuthorizationResponder: Responder {
     let services: IssuerServices
     let validator: AuthorizationRequestValidator
+    let dpop: IssuerDPoP
 
-    public init(services: IssuerServices) {
+    public init(services: IssuerServices) throws {
         self.services = services
+        dpop = try services.dpop()
         validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints, apis: services.apis,
                                                   issuer: services.settings.issuer,
                                                   requirePushedRequests: services.settings.requirePushedAuthorizationRequests)
@@ -44,17 +46,33 @@ public final class PushedAuthorizationResponder: Responder {
             // token endpoint (Section 2.3 of [RFC6749])."
             let client = try services.clientAuthenticator.authenticate(request, form: form)
             try checkNoRequestURI(form)
-            let pushed = authorizationParameters(form, client: client)
+            let proof = try dpop.authorizationServerProof(request, path: "/par", required: false, clientID: client.clientID)
+            let pushed = try binding(authorizationParameters(form, client: client), to: proof)
             try validate(pushed)
             let requestURI = try services.pushedAuthorizations.push(pushed, clientID: client.clientID)
             // §2.2: "the server MUST generate a request URI and provide it in
             // the response with a 201 HTTP status code"; like every reply
             // that carries a credential, never cached (RFC 6749 §5.1).
-            return try .json(Body(request_uri: requestURI, expires_in: PushedAuthorizations.lifetime), status: 201,
-                             headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
+            var headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
+            if proof != nil, let nonce = dpop.currentNonce { headers.append(("DPoP-Nonce", nonce)) }
+            return try .json(Body(request_uri: requestURI, expires_in: PushedAuthorizations.lifetime), status: 201, headers: headers)
         } catch let error as FormError {
             throw error.code == .tooLarge ? error : error.asOAuthError
         }
+    }
+
+    /// RFC 9449 §10.1: "the DPoP proof ... sent to the PAR endpoint ...
+    /// [binds] the authorization code to the public key", as `dpop_jkt`
+    /// would; with both, they must name the same key.
+    func binding(_ pushed: FormParameters, to proof: VerifiedDPoPProof?) throws -> FormParameters {
+        guard let proof else { return pushed }
+        if let named = try pushed.single("dpop_jkt") {
+            guard named.bytesEqual(proof.jkt) else {
+                throw OAuthError(.invalidDPoPProof, "dpop_jkt does not name the key of the DPoP proof", detail: "dpop_jkt and proof key differ")
+            }
+            return pushed
+        }
+        return FormParameters(pairs: pushed.pairs + [("dpop_jkt", proof.jkt)])
     }
 
     /// §2.1: "2. Reject the request if the request_uri authorization

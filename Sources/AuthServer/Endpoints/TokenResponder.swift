@@ -26,7 +26,7 @@ public final class TokenResponder: Responder {
         do {
             let form = try request.formParameters()
             let client = try authenticator.authenticate(request, form: form)
-            let jkt = try proof(request, client: client)?.jkt
+            let jkt = try dpop.authorizationServerProof(request, path: "/token", required: client.requireDPoP, clientID: client.clientID)?.jkt
             let body: TokenResponseBody
             switch try form.single("grant_type") {
             case nil: throw OAuthError.invalidRequest("grant_type is required")
@@ -43,31 +43,6 @@ public final class TokenResponder: Responder {
             return try .json(body, headers: headers)
         } catch let error as FormError {
             throw error.code == .tooLarge ? error : error.asOAuthError
-        }
-    }
-
-    /// The request's DPoP proof, checked (IssuerDPoP), or nil when it has
-    /// none, which a client registered with `--require-dpop` may not do.
-    /// RFC 9449 §5: a refused proof is `invalid_dpop_proof`; §8: a missing
-    /// or stale nonce is `use_dpop_nonce` with the nonce to use.
-    func proof(_ request: Request, client: Client) throws -> VerifiedDPoPProof? {
-        do {
-            guard let proof = try dpop.tokenEndpointProof(request) else {
-                guard !client.requireDPoP else {
-                    var error = OAuthError(.invalidDPoPProof, "this client must send a DPoP proof (RFC 9449)",
-                                           detail: "client \(client.clientID) requires DPoP; no proof")
-                    error.dpopNonce = dpop.currentNonce
-                    throw error
-                }
-                return nil
-            }
-            return proof
-        } catch IssuerDPoPRefusal.invalidProof(let refusal) {
-            throw OAuthError(.invalidDPoPProof, DPoPRefusalText.describe(refusal.reason), detail: "DPoP proof refused: \(refusal)")
-        } catch IssuerDPoPRefusal.nonceRequired(let nonce, let detail) {
-            var error = OAuthError(.useDPoPNonce, "the DPoP proof must carry the nonce in the DPoP-Nonce header", detail: detail)
-            error.dpopNonce = nonce
-            throw error
         }
     }
 }

@@ -94,7 +94,10 @@ public enum DPoPProof {
 
     /// §4.3 checks 2-9, 11 and 12's `ath`, in order. The DPoP header value
     /// itself (check 1: exactly one) is the caller's, who has the headers.
-    public static func verify(_ proof: String, for request: DPoPRequest, now: Int64) throws -> VerifiedDPoPProof {
+    /// `keys`: where a process keeps the keys it has built from proofs'
+    /// `jwk`s, so a client's every request does not pay for building its
+    /// key again (nil: build it each time).
+    public static func verify(_ proof: String, for request: DPoPRequest, now: Int64, keys: ProofKeyCache? = nil) throws -> VerifiedDPoPProof {
         // Check 2: "the DPoP HTTP request header value is a single and
         // well-formed JWT".
         let bytes = Array(proof.utf8)
@@ -120,7 +123,7 @@ public enum DPoPProof {
         guard !jwk.hasPrivateMembers else { throw DPoPError(.privateKeyIncluded, "jwk holds private members") }
         // Check 6: "the JWT signature verifies with the public key contained
         // in the jwk JOSE Header Parameter".
-        let (key, thumbprint) = try publicKey(jwk, for: algorithm)
+        let (key, thumbprint) = try keys?.key(jwk, for: algorithm) ?? publicKey(jwk, for: algorithm)
         let signingInput = Array(bytes[parts[0].startIndex..<parts[1].endIndex])
         guard key.verify(signature: signature, message: signingInput) else { throw DPoPError(.badSignature, "\(alg) signature does not verify") }
         // Check 8: "the htm claim matches the HTTP method of the current request".

@@ -1,0 +1,24 @@
+/// The keys one process has built from DPoP proofs, by the `jwk` members
+/// exactly as sent (with the algorithm): a phone signs every request with
+/// one key, and building it (OpenSSL's EVP_PKEY_fromdata, the point check)
+/// costs about as much as verifying the signature. Only keys that were
+/// built without error are kept; the signature is still verified on every
+/// request. Bounded: when full it starts over, so made-up keys sent by the
+/// thousand cannot grow it.
+public final class ProofKeyCache {
+    public static let capacity = 256
+    private var keys: [String: (key: ProofVerifying, thumbprint: String)] = [:]
+
+    public init() {}
+
+    func key(_ jwk: ProofJWK, for algorithm: ProofAlgorithm) throws -> (ProofVerifying, String) {
+        // Private members are refused before this is asked (§4.3 check 7);
+        // the public ones, in a fixed order, name the key.
+        let name = [algorithm.rawValue, jwk.kty, jwk.crv ?? "", jwk.x ?? "", jwk.y ?? "", jwk.n ?? "", jwk.e ?? ""].joined(separator: " ")
+        if let found = keys[name] { return found }
+        let built = try DPoPProof.publicKey(jwk, for: algorithm)
+        if keys.count >= Self.capacity { keys.removeAll(keepingCapacity: true) }
+        keys[name] = built
+        return built
+    }
+}
