@@ -383,6 +383,8 @@ def test_with_nonces_on_bearer_requests_are_unchanged_and_the_key_is_the_apis_ow
     key_file = os.path.join(stack.home, "api-keys", "dpop-nonce.key")
     assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
     with open(key_file) as handle:
-        assert len(base64.urlsafe_b64decode(handle.read().strip() + "==")) == 32
-    issuer_keys = os.listdir(os.path.join(stack.home, "keys"))
-    assert "dpop-nonce.key" not in issuer_keys
+        api_key = handle.read().strip()
+    assert len(base64.urlsafe_b64decode(api_key + "==")) == 32
+    # The issuer keeps a nonce key of its own (keys/dpop-nonce.key): never the same one.
+    with open(os.path.join(stack.home, "keys", "dpop-nonce.key")) as handle:
+        assert handle.read().strip() != api_key
