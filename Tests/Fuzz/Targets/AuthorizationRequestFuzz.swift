@@ -1,6 +1,6 @@
 // libFuzzer target: GET /authorize validation. The input is a query string;
 // it is parsed by FormParser and handed to AuthorizationRequestValidator
-// against a temporary issuer database holding the demo clients.
+// against a temporary issuer database holding the demo APIs and clients.
 // Oracles: no crash; only AuthorizationFailure is thrown (anything else
 // would become a 500); an error page never names a redirect, a redirect
 // error only goes to a registered URI of the client; an accepted request
@@ -10,10 +10,11 @@
 import SSOCore
 
 enum FuzzAuthorize {
-    static let clients = ClientStore(database: FuzzIssuer.shared.database)
-    static let validator = AuthorizationRequestValidator(
-        clients: clients, hints: IDTokenHintVerifier(issuer: FuzzIssuer.shared.config.issuer, keys: PublishedSigningKeyCache(
-            store: SigningKeyStore(config: FuzzIssuer.shared.config, database: FuzzIssuer.shared.database))))
+    static let services = FuzzIssuer.shared.services
+    static let clients = services.clients
+    /// Built as AuthorizeResponder builds it.
+    static let validator = AuthorizationRequestValidator(clients: clients, hints: services.idTokenHints, apis: services.apis,
+                                                         issuer: services.settings.issuer)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

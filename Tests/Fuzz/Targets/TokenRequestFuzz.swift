@@ -12,9 +12,8 @@ import Foundation
 import SSOCore
 
 enum FuzzToken {
-    /// A fixed clock, so refusals do not depend on the time of the run.
-    static let responder = try! TokenResponder(config: FuzzIssuer.shared.config, database: FuzzIssuer.shared.database,
-                                               clock: { 1_750_000_000 })
+    /// On FuzzIssuer's fixed clock, so refusals do not depend on the time of the run.
+    static let responder = try! TokenResponder(services: FuzzIssuer.shared.services)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
