@@ -300,7 +300,7 @@ def test_a_deleted_clients_tokens_stop_working_at_once(stack, http):
     assert http.post(stack.issuer + "/token", data=refresh).json()["error"] == "invalid_grant"
 
 
-def test_require_dpop_and_require_par_fail_closed(stack, http):
+def test_require_dpop_and_require_par_are_enforced(stack, http):
     add_team_app(stack, "strict-app")
     app = App(stack, http, client_id="strict-app", redirect_uri="com.team.app:/cb", scope="openid")
     code = app.sign_in()

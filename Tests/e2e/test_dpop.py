@@ -250,3 +250,30 @@ def test_an_unbound_token_is_not_accepted_under_the_dpop_scheme(stack, http):
                                                              "DPoP": ProofKey().proof("GET", stack.issuer + "/userinfo", access_token=token)})
     assert response.status_code == 401 and response.json()["error"] == "invalid_token"
     assert "not DPoP-bound" in response.json()["error_description"]
+
+
+def test_a_proof_at_par_binds_the_code_to_its_key(stack, http):
+    """RFC 9449 §10.1: a DPoP proof sent with the pushed request binds the
+    code, as dpop_jkt would; a dpop_jkt naming another key is refused."""
+    key = ProofKey()
+    app = App(stack, http, scope="openid")
+    pushed = {"client_id": app.client_id, "redirect_uri": app.redirect_uri, "response_type": "code", "scope": "openid",
+              "state": app.state, "code_challenge": app.challenge, "code_challenge_method": "S256"}
+    par = stack.issuer + "/par"
+    first = http.post(par, data=pushed, headers={"DPoP": key.proof("POST", par)})
+    assert first.status_code == 400 and first.json()["error"] == "use_dpop_nonce", first.text
+    nonce = first.headers["DPoP-Nonce"]
+    mismatch = http.post(par, data=dict(pushed, dpop_jkt=ProofKey().thumbprint), headers={"DPoP": key.proof("POST", par, nonce=nonce)})
+    assert mismatch.status_code == 400 and mismatch.json()["error"] == "invalid_dpop_proof"
+    response = http.post(par, data=pushed, headers={"DPoP": key.proof("POST", par, nonce=nonce)})
+    assert response.status_code == 201, response.text
+    first_leg = http.get(stack.issuer + "/authorize", params={"client_id": app.client_id, "request_uri": response.json()["request_uri"]},
+                         allow_redirects=False)
+    code = app.code_from(app.login(first_leg.headers["Location"]))
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": app.redirect_uri, "client_id": app.client_id,
+            "code_verifier": app.verifier}
+    assert http.post(stack.issuer + "/token", data=form).json()["error"] == "invalid_dpop_proof", "bound: a proof is required"
+    other, _ = token_request(http, stack.issuer, form, ProofKey())
+    assert other.json()["error"] == "invalid_grant"
+    bound, _ = token_request(http, stack.issuer, form, key)
+    assert bound.status_code == 200 and claims(bound.json()["access_token"])["cnf"]["jkt"] == key.thumbprint

@@ -61,8 +61,13 @@ def commands(tmp_path_factory):
     # The Swift program against the release build's ResourceServer module,
     # as an executable target of the package would link it.
     release = Path(os.environ["BIN_DIR"])
-    objects = [str(path) for module in ("ResourceServer", "SSOCore", "SQLiteClient", "ArgumentParser", "ArgumentParserToolInfo")
-               for path in sorted(release.glob(f"{module}.build/*.o"))]
+    # Each module's objects as SwiftPM's output file map names them for
+    # today's sources: a build folder that outlived a refactor may still hold
+    # objects of files since moved.
+    objects = []
+    for module in ("ResourceServer", "SSOCore", "SQLiteClient", "ArgumentParser", "ArgumentParserToolInfo"):
+        outputs = json.loads((release / f"{module}.build" / "output-file-map.json").read_text())
+        objects += sorted(entry["object"] for source, entry in outputs.items() if source and Path(entry["object"]).exists())
     includes = [flag for module in ("COpenSSL", "CFastCGI", "CSQLite") for flag in ("-I", str(Path(ROOT, "Sources", module)))]
     swift = subprocess.run(["swiftc", "-O", "-static-stdlib", "-parse-as-library", "-module-name", "verify",
                             "-I", str(release / "Modules"), *includes, str(SNIPPETS / "swift" / "Verify.swift"), *objects,

@@ -42,7 +42,7 @@ public struct TokenExchangeRequest: Equatable, Sendable {
     // error code SHOULD be used". Missing: invalid_request; another: invalid_target.
     static func checkAudience(_ form: FormParameters, issuer: String) throws {
         guard let audience = try form.single("audience") else { throw OAuthError.invalidRequest("audience is required (the issuer)") }
-        guard audience == issuer else { throw OAuthError(.invalidTarget, "audience must be the issuer") }
+        guard audience.bytesEqual(issuer) else { throw OAuthError(.invalidTarget, "audience must be the issuer") }
     }
 
     // RFC 8693 §2.1 resource: tokens here are for the issuer's own APIs,
