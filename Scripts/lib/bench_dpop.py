@@ -52,7 +52,7 @@ def dpop_api_data(stack, http, seconds, connections, threads, wrk, expected_rps)
     margin, split over the threads."""
     key = ProofKey()
     app = App(stack, http)
-    form = {"grant_type": "authorization_code", "code": app.code_from(app.authorize()), "client_id": app.client_id,
+    form = {"grant_type": "authorization_code", "code": app.sign_in(), "client_id": app.client_id,
             "redirect_uri": app.redirect_uri, "code_verifier": app.verifier}
     response, _ = token_request(http, stack.issuer, form, key)
     token = response.json()["access_token"]
