@@ -71,9 +71,22 @@ public protocol ClientStore: ClientReads {
     /// this commits and a client registered later under the same id
     /// inherits nothing. False when there is no such client.
     func delete(clientID: String) throws -> Bool
+}
+
+extension ClientStore {
     /// Removes `scope` from every client registered for it (its API was
-    /// removed); returns the ids of the clients that had it, sorted.
-    func removeScope(_ scope: String) throws -> [String]
+    /// removed), through the store's own `update` (so both backends do it
+    /// alike); returns the ids of the clients that had it, by client id.
+    public func removeScope(_ scope: String) throws -> [String] {
+        var holders: [String] = []
+        for client in try list() where client.scopes.contains(where: { $0.utf8.elementsEqual(scope.utf8) }) {
+            var changed = client
+            changed.scopes.removeAll { $0.utf8.elementsEqual(scope.utf8) }
+            _ = try update(changed)
+            holders.append(client.clientID)
+        }
+        return holders
+    }
 }
 
 /// Per-group Native SSO settings. A group exists while some client names

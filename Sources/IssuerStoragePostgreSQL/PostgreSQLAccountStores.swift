@@ -161,17 +161,6 @@ final class PostgreSQLClientStore: ClientStore {
         return true
     }
 
-    func removeScope(_ scope: String) throws -> [String] {
-        var holders: [String] = []
-        for client in try list() where client.scopes.contains(where: { $0.utf8.elementsEqual(scope.utf8) }) {
-            var changed = client
-            changed.scopes.removeAll { $0.utf8.elementsEqual(scope.utf8) }
-            _ = try update(changed)
-            holders.append(client.clientID)
-        }
-        return holders
-    }
-
     static func optional(_ value: Int?) -> PostgreSQLValue { value.map { .integer(Int64($0)) } ?? .null }
 }
 
