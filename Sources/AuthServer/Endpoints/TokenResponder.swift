@@ -38,7 +38,7 @@ public final class TokenResponder: Responder {
             }
             // RFC 6749 §5.1: "Cache-Control: no-store" and "Pragma: no-cache".
             var headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
-            // RFC 9449 §8.2: a fresh nonce with every answer to a DPoP client.
+            // RFC 9449 §8.2: the next nonce with every token a DPoP client gets.
             if jkt != nil, let nonce = dpop.currentNonce { headers.append(("DPoP-Nonce", nonce)) }
             return try .json(body, headers: headers)
         } catch let error as FormError {
