@@ -88,11 +88,12 @@ supervise() {
         sleep 0.5 &
         wait $! 2>/dev/null
         [ -n "$STOPPING" ] && break
-        # Expired rows are swept once a minute, in the background, one at a time.
+        # Expired rows are swept every GATEHOUSE_SWEEP_INTERVAL seconds (one
+        # minute unless set), in the background, one at a time.
         if [ "$SECONDS" -ge "$next_sweep" ] && ! is_alive "${SWEEPER_PID:-0}"; then
             "$BIN_DIR/ssoctl" sweep --quiet >>"$GATEHOUSE_HOME/log/sweep.log" 2>&1 &
             SWEEPER_PID=$!
-            next_sweep=$((SECONDS + 60))
+            next_sweep=$((SECONDS + ${GATEHOUSE_SWEEP_INTERVAL:-60}))
         fi
         if ! is_alive "$NGINX_PID"; then
             wait "$NGINX_PID" 2>/dev/null; status=$?
