@@ -33,8 +33,20 @@ def test_sigint_stops_everything_and_a_second_start_reuses_the_state():
         assert first.processes(), "the stack runs"
         # Default per-address limits: /login 10 r/s with a burst of 20.
         http = first.session()
-        statuses = [http.post(first.issuer + "/login", data={"req": "x"}, allow_redirects=False).status_code for _ in range(40)]
+        responses = [http.post(first.issuer + "/login", data={"req": "x"}, allow_redirects=False) for _ in range(40)]
+        statuses = [response.status_code for response in responses]
         assert 429 in statuses and statuses[0] != 429
+        # A sign-in page's 429 is a page in their style, with Retry-After.
+        page = next(response for response in responses if response.status_code == 429)
+        assert page.headers["Retry-After"] == "1" and page.headers["Content-Type"].startswith("text/html")
+        assert "<h1>Too many attempts</h1>" in page.text and "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+        # A JSON endpoint's 429 is JSON (RFC 6749 §5.2's shape), never nginx's HTML: /token 50 r/s, burst 200.
+        refused = [http.post(first.issuer + "/token", data={"grant_type": "x"}) for _ in range(260)]
+        limited = [response for response in refused if response.status_code == 429]
+        assert limited, "the token endpoint's limit applies"
+        assert limited[0].headers["Content-Type"] == "application/json" and limited[0].headers["Retry-After"] == "1"
+        assert limited[0].json()["error"] == "temporarily_unavailable"
+        assert limited[0].headers["Cache-Control"] == "no-store"
         assert first.stop(signal.SIGINT) == 0
         time.sleep(0.5)
         assert first.processes() == [], "nothing left behind"
