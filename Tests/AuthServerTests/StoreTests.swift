@@ -110,5 +110,22 @@ final class StoreTests: XCTestCase {
         let alice = try XCTUnwrap(issuer.users.find(email: "alice@example.com"))
         XCTAssertEqual(alice.name, "Alice Martin")
         XCTAssertEqual(alice.roles, ["user"])
+        XCTAssertEqual(try issuer.services.apis.all().map(\.audience), ["https://localhost:8444", "https://localhost:8445"],
+                       "the demo APIs are registered with the demo")
+    }
+
+    /// An administrator deleted a demo client and both demo APIs, then gave
+    /// `api:serverA` to an API of their own: the next demo start brings the
+    /// client back without failing, api-b's API back, and leaves theirs alone.
+    func testTheDemoComesBackWithoutTouchingAnAdministratorsOwnAPIs() throws {
+        try DemoData.ensure(issuer.services, config: issuer.config, password: "demo-password")
+        try issuer.clients.delete(clientID: "mobile-app-001")
+        for audience in ["https://localhost:8444", "https://localhost:8445"] { _ = try issuer.services.apis.remove(audience: audience) }
+        try issuer.services.apis.add(audience: "https://orders.example.com", name: nil, scopes: ["api:serverA"])
+        XCTAssertFalse(try DemoData.ensure(issuer.services, config: issuer.config, password: "demo-password"))
+        XCTAssertEqual(try issuer.services.apis.all().map(\.audience), ["https://localhost:8445", "https://orders.example.com"])
+        let client = try XCTUnwrap(issuer.clients.find(clientID: "mobile-app-001"))
+        XCTAssertEqual(client.scopes, ["openid", "profile", "email", "offline_access", "device_sso", "api:serverA", "api:serverB"],
+                       "api:serverA is known (the administrator's), so the client may ask for it")
     }
 }

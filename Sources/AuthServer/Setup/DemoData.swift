@@ -32,6 +32,16 @@ public enum DemoData {
         for api in apis(config) { try services.apis.add(audience: api.audience, name: api.name, scopes: api.scopes) }
     }
 
+    /// A demo client being created again (an administrator deleted it)
+    /// brings back a demo API that was removed too, unless its audience or
+    /// its scope has been registered since for something else.
+    static func restoreDemoAPIs(_ services: IssuerServices, config: GatehouseConfig) throws {
+        for api in apis(config) where try services.apis.find(audience: api.audience) == nil {
+            guard try api.scopes.allSatisfy({ try services.apis.owner(of: $0) == nil }) else { continue }
+            try services.apis.add(audience: api.audience, name: api.name, scopes: api.scopes)
+        }
+    }
+
     /// Creates what is missing; returns true when the demo user was created
     /// now (so its password is worth printing).
     @discardableResult
@@ -40,11 +50,14 @@ public enum DemoData {
         let clients = services.clients, users = services.users, issuer = services.settings.issuer
         var addedClient = false
         for clientID in clientIDs where try clients.find(clientID: clientID) == nil {
+            try restoreDemoAPIs(services, config: config)
+            // A demo scope another API of the administrator's owns now is left out.
+            let known = try scopes.filter { try services.apis.isKnown($0) }
             try clients.add(ClientRegistration(
                 clientID: clientID,
                 redirectURIs: ["myapp:auth/callback", issuer + "/mobile/postlogin.html", "http://127.0.0.1/callback"],
                 postLogoutRedirectURIs: ["myapp:auth/logout", issuer + "/mobile/postlogout.html"],
-                scopes: scopes, nativeSSOGroup: group))
+                scopes: known, nativeSSOGroup: group))
             addedClient = true
         }
         // The demo shows both Native SSO profiles, so its group has the seed
