@@ -150,7 +150,7 @@ final class IssuerStatisticsTests: SignInTestCase {
     /// The plans that keep stats flat with 1 M refresh tokens (measured:
     /// about 0.1 s for the live count; the expiry index would be ~4x slower
     /// once the sweeper keeps nearly every row unexpired). No timed test
-    /// (DESIGN: benchmarks, never timed tests); the plans are what matters.
+    /// (docs/ARCHITECTURE.md: benchmarks, never timed tests); the plans are what matters.
     func testQueryPlans() throws {
         func plan(_ sql: String, _ values: [SQLiteValue]) throws -> String {
             try issuer.database.query("EXPLAIN QUERY PLAN " + sql, values).map { $0.string(3) }.joined(separator: " | ")

@@ -1,4 +1,4 @@
-"""No secret in any log line (docs/DESIGN.md security rules; RFC 9700 §4.x token
+"""No secret in any log line (docs/ARCHITECTURE.md security rules; RFC 9700 §4.x token
 leakage): after a whole session — sign-in, code exchange, refresh, userinfo,
 Native SSO, revocation, logout and a flood of rate-limited logouts carrying
 an ID token — no log file under $GATEHOUSE_HOME/log holds a password, code,

@@ -27,7 +27,7 @@ struct FilePermissionsCheck: DoctorCheck {
         return [(path, true), (path + "-wal", false), (path + "-shm", false)]
     }, failing: 0o006, warning: 0o070, expectation: "0600")
 
-    /// DESIGN "Storage": private keys in keys/, the directory 0700. Writable
+    /// docs/ARCHITECTURE.md "Storage": private keys in keys/, the directory 0700. Writable
     /// by others means keys could be replaced; merely listable warns.
     static let keysDirectory = FilePermissionsCheck(check: "files.keys-dir", paths: { [($0.config.keysDirectory, true)] },
                                                     failing: 0o022, warning: 0o055, expectation: "0700")

@@ -1,5 +1,5 @@
 /// Cookie header parsing (RFC 6265 §5.4 as browsers send it) and Set-Cookie
-/// building with the attributes docs/DESIGN.md requires.
+/// building with the attributes docs/ARCHITECTURE.md requires.
 public enum CookieParser {
     /// At most this many cookies are read; a flood of them is not our cookie.
     static let maximumCookies = 50

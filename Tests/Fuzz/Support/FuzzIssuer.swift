@@ -5,7 +5,7 @@ import IssuerStorageSQLite
 import SSOCore
 
 /// One temporary issuer home per fuzzing process: the SQLite backend,
-/// migrated, with the demo APIs and clients of docs/DESIGN.md (DemoData) and
+/// migrated, with the demo APIs and clients of docs/ARCHITECTURE.md (DemoData) and
 /// one confidential client, and the issuer's services on it, built as
 /// Tests/AuthServerTests/TestSupport.swift does (not IssuerComposition,
 /// which would link PostgreSQL too); removed at exit. Created once, not per

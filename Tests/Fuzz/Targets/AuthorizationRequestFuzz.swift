@@ -4,7 +4,7 @@
 // Oracles: no crash; only AuthorizationFailure is thrown (anything else
 // would become a 500); an error page never names a redirect, a redirect
 // error only goes to a registered URI of the client; an accepted request
-// satisfies every rule of docs/DESIGN.md (registered redirect URI, openid in an
+// satisfies every rule of docs/ARCHITECTURE.md (registered redirect URI, openid in an
 // allowed scope, a valid S256 challenge, printable-ASCII state/nonce).
 @testable import AuthServer
 import SSOCore

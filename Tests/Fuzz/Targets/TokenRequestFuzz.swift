@@ -3,7 +3,7 @@
 // Input: an optional Authorization header line, then the form body:
 //   if the input holds a "\n", the bytes before the first one are the
 //   Authorization header and the rest is the body; otherwise all is body.
-// Oracles (docs/DESIGN.md "Bad input gets a clear 4xx ... never a 5xx or a
+// Oracles (docs/ARCHITECTURE.md "Bad input gets a clear 4xx ... never a 5xx or a
 // crash"): no crash; the response is never 5xx and never 200 (no valid code
 // or refresh token exists in the fuzz database); every JSON error response
 // carries Cache-Control: no-store.
