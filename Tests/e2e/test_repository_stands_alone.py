@@ -8,8 +8,9 @@ import subprocess
 from stack import ROOT
 
 # Spelled in pieces so that this file does not match itself.
-# The design notes beside the checkout are named DESIGN.md, so the project's
-# own are ARCHITECTURE.md: a mention of a DESIGN.md always means the outside one.
+# The design notes beside the checkout carry the name spelled last below, so
+# the project's own are ARCHITECTURE.md: any mention of that name means the
+# outside notes.
 OUTSIDE_REFERENCES = [b"../" + b"shared", b"CONTRACT" + b".md", b"shared/" + b"DESIGN", b"DESIGN" + b".md"]
 
 
