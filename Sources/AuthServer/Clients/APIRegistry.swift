@@ -26,9 +26,10 @@ public final class APIRegistry {
         return apis
     }
 
-    /// The API that owns `scope`, if one does.
+    /// The API that owns `scope`, if one does. (A caller asking about
+    /// several scopes takes `all()` once and asks the list.)
     public func owner<Token: StringProtocol>(of scope: Token) throws -> RegisteredAPI? {
-        try all().first { $0.scopes.containsBytes(scope) }
+        try all().owner(of: scope)
     }
 
     /// The API registered under exactly this audience.
@@ -44,7 +45,7 @@ public final class APIRegistry {
 
     /// True for a standard scope or one a registered API owns.
     public func isKnown<Token: StringProtocol>(_ scope: Token) throws -> Bool {
-        try StandardScopes.contains(scope) || owner(of: scope) != nil
+        try all().isKnown(scope)
     }
 
     @discardableResult
@@ -69,7 +70,7 @@ public final class APIRegistry {
             let registered = try tx.apis.list()
             if registered.contains(where: { $0.audience.bytesEqual(audience) }) { throw ValidationError("API \(audience) already exists") }
             for scope in unique {
-                if let owner = registered.first(where: { $0.scopes.containsBytes(scope) }) {
+                if let owner = registered.owner(of: scope) {
                     throw ValidationError("scope \(scope) is already owned by API \(owner.audience)")
                 }
             }
@@ -95,5 +96,19 @@ public final class APIRegistry {
             _ = try tx.apis.remove(audience: audience)
             return changed.sorted()
         }
+    }
+}
+
+/// Questions about one snapshot of the registered APIs (`APIRegistry.all()`),
+/// so a request that checks several scopes reads the registry once.
+extension Array where Element == RegisteredAPI {
+    /// The API that owns `scope`, if one does (each scope has one owner).
+    public func owner<Token: StringProtocol>(of scope: Token) -> RegisteredAPI? {
+        first { $0.scopes.containsBytes(scope) }
+    }
+
+    /// True for a standard scope or one of these APIs owns.
+    public func isKnown<Token: StringProtocol>(_ scope: Token) -> Bool {
+        StandardScopes.contains(scope) || owner(of: scope) != nil
     }
 }

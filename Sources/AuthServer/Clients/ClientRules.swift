@@ -40,9 +40,10 @@ struct ClientRules {
     /// Every scope is a scope token the issuer knows (a standard one or a
     /// registered API's); a machine client has API scopes only.
     func checkScopes(_ client: Client, signsUsersIn: Bool) throws {
+        let registered = try apis.all()
         for scope in client.scopes {
             try ClientRegistry.validate(scope: scope)
-            guard try apis.isKnown(scope) else {
+            guard registered.isKnown(scope) else {
                 throw ValidationError("unknown scope \(scope) (register the API that owns it first: ssoctl api add AUDIENCE --scope \(scope))")
             }
         }

@@ -35,7 +35,8 @@ public final class ClientCredentialsGrant {
     /// requested scope must be one of those; OpenID Connect scopes speak
     /// for a user and have no meaning here.
     func scope(_ form: FormParameters, client: Client) throws -> [String] {
-        let registered = try client.scopes.filter { try services.apis.owner(of: $0) != nil }
+        let apis = try services.apis.all()
+        let registered = client.scopes.filter { apis.owner(of: $0) != nil }
         guard let text = try form.single("scope") else {
             guard !registered.isEmpty else { throw OAuthError(.invalidScope, "the client is registered for no API scope") }
             return registered

@@ -28,8 +28,7 @@ public final class RefreshTokenGrant {
         // longer registered for, or whose API was removed, is not issued
         // again (an administrator's change takes effect at the next refresh).
         func current(_ scope: [String]) -> [String] {
-            scope.filter { token in client.scopes.containsBytes(token)
-                && (StandardScopes.contains(token) || apis.contains { $0.scopes.containsBytes(token) }) }
+            scope.filter { token in client.scopes.containsBytes(token) && apis.isKnown(token) }
         }
         let deviceID = try DeviceIDParameter.parse(form)
         let presentedDeviceSecret = try form.single("device_secret")

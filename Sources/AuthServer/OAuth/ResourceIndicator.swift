@@ -83,7 +83,7 @@ public struct TokenTarget: Equatable, Sendable {
             }
             chosen.append(api)
         }
-        let kept = scope.filter { token in StandardScopes.contains(token) || chosen.contains { $0.scopes.containsBytes(token) } }
+        let kept = scope.filter { chosen.isKnown($0) }
         return TokenTarget(audience: chosen.map(\.audience), scope: kept)
     }
 }

@@ -31,7 +31,8 @@ public enum ScopeParameter {
     /// unknown, malformed, or exceeds the scope granted by the resource
     /// owner." Known: a standard scope, or one a registered API owns.
     public static func checkKnown(_ scope: [String], apis: APIRegistry) throws {
-        if let unknown = try scope.first(where: { try !apis.isKnown($0) }) {
+        let registered = try apis.all()
+        if let unknown = scope.first(where: { !registered.isKnown($0) }) {
             throw OAuthError(.invalidScope, "\(named(unknown)) is unknown to this server",
                              detail: "scope \(unknown.debugDescription) is neither standard nor owned by a registered API")
         }

@@ -37,7 +37,8 @@ public enum DemoData {
     /// its scope has been registered since for something else.
     static func restoreDemoAPIs(_ services: IssuerServices, config: GatehouseConfig) throws {
         for api in apis(config) where try services.apis.find(audience: api.audience) == nil {
-            guard try api.scopes.allSatisfy({ try services.apis.owner(of: $0) == nil }) else { continue }
+            let registered = try services.apis.all()
+            guard api.scopes.allSatisfy({ registered.owner(of: $0) == nil }) else { continue }
             try services.apis.add(audience: api.audience, name: api.name, scopes: api.scopes)
         }
     }
@@ -52,7 +53,8 @@ public enum DemoData {
         for clientID in clientIDs where try clients.find(clientID: clientID) == nil {
             try restoreDemoAPIs(services, config: config)
             // A demo scope another API of the administrator's owns now is left out.
-            let known = try scopes.filter { try services.apis.isKnown($0) }
+            let registered = try services.apis.all()
+            let known = scopes.filter { registered.isKnown($0) }
             try clients.add(ClientRegistration(
                 clientID: clientID,
                 redirectURIs: ["myapp:auth/callback", issuer + "/mobile/postlogin.html", "http://127.0.0.1/callback"],
