@@ -29,21 +29,15 @@ public final class ProofVerificationKey {
     public static func p256(x: [UInt8], y: [UInt8]) throws -> ProofVerificationKey {
         guard x.count == 32, y.count == 32 else { throw OpenSSLError("P-256 coordinates must be 32 bytes each") }
         let point = [0x04] + x + y
-        guard let builder = OSSL_PARAM_BLD_new() else { throw OpenSSLError("OSSL_PARAM_BLD_new") }
-        defer { OSSL_PARAM_BLD_free(builder) }
-        let built = point.withUnsafeBytes { bytes -> UnsafeMutablePointer<OSSL_PARAM>? in
-            guard OSSL_PARAM_BLD_push_utf8_string(builder, staticCString("group"), staticCString("prime256v1"), 0) == 1,
-                  OSSL_PARAM_BLD_push_octet_string(builder, staticCString("pub"), bytes.baseAddress, bytes.count) == 1 else { return nil }
-            return OSSL_PARAM_BLD_to_param(builder)
-        }
-        guard let params = built else { throw OpenSSLError("OSSL_PARAM_BLD (EC)") }
-        defer { OSSL_PARAM_free(params) }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw OpenSSLError("EVP_PKEY_CTX_new_from_name(EC)") }
-        defer { EVP_PKEY_CTX_free(context) }
-        var created: OpaquePointer?
-        guard EVP_PKEY_fromdata_init(context) == 1,
-              EVP_PKEY_fromdata(context, &created, gatehouse_evp_pkey_public_key_selection(), params) == 1,
-              let key = created else {
+        let key: OpaquePointer
+        do {
+            key = try point.withUnsafeBytes { bytes in
+                try makePublicKey(type: "EC") { builder in
+                    OSSL_PARAM_BLD_push_utf8_string(builder, staticCString("group"), staticCString("prime256v1"), 0) == 1
+                        && OSSL_PARAM_BLD_push_octet_string(builder, staticCString("pub"), bytes.baseAddress, bytes.count) == 1
+                }
+            }
+        } catch {
             _ = OpenSSLError.drainErrorQueue()
             throw OpenSSLError("not a P-256 point")
         }
@@ -169,9 +163,4 @@ public final class ES256PrivateKey {
         }
         return padded(ECDSA_SIG_get0_r(signature)) + padded(ECDSA_SIG_get0_s(signature))
     }
-}
-
-/// A C string pointer that stays valid for the life of the process.
-private func staticCString(_ text: StaticString) -> UnsafePointer<CChar> {
-    UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
 }

@@ -46,24 +46,14 @@ public final class RSAKey {
         }
         let n = try BigNumber(bigEndian: modulus)
         let e = try BigNumber(bigEndian: exponent)
-        guard let builder = OSSL_PARAM_BLD_new() else { throw OpenSSLError("OSSL_PARAM_BLD_new") }
-        defer { OSSL_PARAM_BLD_free(builder) }
-        // The builder keeps pointers to n, e and the key names until to_param
-        // copies them: the numbers must outlive that call (not just their last
-        // Swift use), and the names must be static, not bridged temporaries.
-        let built = withExtendedLifetime((n, e)) { () -> UnsafeMutablePointer<OSSL_PARAM>? in
-            guard OSSL_PARAM_BLD_push_BN(builder, staticCString("n"), n.handle) == 1,
-                  OSSL_PARAM_BLD_push_BN(builder, staticCString("e"), e.handle) == 1 else { return nil }
-            return OSSL_PARAM_BLD_to_param(builder)
+        // n and e must outlive the builder's copy of them, not just their
+        // last Swift use.
+        let key = try withExtendedLifetime((n, e)) {
+            try makePublicKey(type: "RSA") { builder in
+                OSSL_PARAM_BLD_push_BN(builder, staticCString("n"), n.handle) == 1
+                    && OSSL_PARAM_BLD_push_BN(builder, staticCString("e"), e.handle) == 1
+            }
         }
-        guard let params = built else { throw OpenSSLError("OSSL_PARAM_BLD") }
-        defer { OSSL_PARAM_free(params) }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw OpenSSLError("EVP_PKEY_CTX_new_from_name") }
-        defer { EVP_PKEY_CTX_free(context) }
-        var created: OpaquePointer?
-        guard EVP_PKEY_fromdata_init(context) == 1,
-              EVP_PKEY_fromdata(context, &created, gatehouse_evp_pkey_public_key_selection(), params) == 1,
-              let key = created else { throw OpenSSLError("EVP_PKEY_fromdata") }
         return try checked(RSAKey(taking: key, hasPrivateKey: false))
     }
 
@@ -126,11 +116,6 @@ public final class RSAKey {
         }
         return result == 1
     }
-}
-
-/// A C string pointer that stays valid for the life of the process.
-private func staticCString(_ text: StaticString) -> UnsafePointer<CChar> {
-    UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
 /// Owns one `EVP_MD_CTX`.
