@@ -56,6 +56,10 @@ choose_process_users() {
         WEB_USER=root WEB_GROUP=root
     fi
     NGINX_USER_DIRECTIVE="user $WEB_USER $WEB_GROUP;"
+    # run/ (root's): the responders' group may list it, so the ops responder
+    # finds every pool's sockets for /health/live; others may only pass
+    # through to a socket they know (nginx's workers).
+    chgrp "$RESPONDER_GROUP" "$GATEHOUSE_HOME/run" && chmod 751 "$GATEHOUSE_HOME/run" || die "cannot open $GATEHOUSE_HOME/run to the responders"
     give_home_to_responders
 }
 

@@ -10,11 +10,13 @@ RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev libpq-dev o
 
 # And what the tests need on top: a real browser and its WebDriver.
 TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip postgresql)
+# Prometheus (and its promtool) scrapes the ops listener and checks the shipped alert rules.
+TEST_PACKAGES+=(prometheus)
 # IMPORT=PACKAGE where PyPI's name differs (PyJWT imports as jwt; PyPI's "jwt" is another library).
 PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis psycopg jwt=PyJWT)
 
 # The responders: one executable each, one pool of processes each.
-ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect par)
+ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect par ops)
 API_RESPONDERS=(api-a api-b)
 # Scripts/bench adds the reference responder: the same runtime doing nothing.
 [ -n "${GATEHOUSE_BENCH:-}" ] && API_RESPONDERS+=(hello-fcgi)
@@ -85,10 +87,14 @@ load_settings() {
     GATEHOUSE_HOME="$(cd "$GATEHOUSE_HOME" && pwd)"
     GATEHOUSE_BASE_PORT="${GATEHOUSE_BASE_PORT:-8443}"
     case "$GATEHOUSE_BASE_PORT" in ''|*[!0-9]*) die "GATEHOUSE_BASE_PORT must be a number" ;; esac
-    [ "$GATEHOUSE_BASE_PORT" -ge 1 ] && [ "$GATEHOUSE_BASE_PORT" -le 65532 ] || die "GATEHOUSE_BASE_PORT out of range"
+    [ "$GATEHOUSE_BASE_PORT" -ge 1 ] && [ "$GATEHOUSE_BASE_PORT" -le 65531 ] || die "GATEHOUSE_BASE_PORT out of range"
+    # The ops listener (metrics, health): loopback only, base+4 unless moved.
+    GATEHOUSE_OPS_PORT="${GATEHOUSE_OPS_PORT:-$((GATEHOUSE_BASE_PORT + 4))}"
+    case "$GATEHOUSE_OPS_PORT" in ''|*[!0-9]*) die "GATEHOUSE_OPS_PORT must be a number" ;; esac
+    [ "$GATEHOUSE_OPS_PORT" -ge 1 ] && [ "$GATEHOUSE_OPS_PORT" -le 65535 ] || die "GATEHOUSE_OPS_PORT out of range"
     GATEHOUSE_WORKERS="${GATEHOUSE_WORKERS:-2}"
     ISSUER_URL="https://localhost:$GATEHOUSE_BASE_PORT"
-    export GATEHOUSE_HOME GATEHOUSE_BASE_PORT
+    export GATEHOUSE_HOME GATEHOUSE_BASE_PORT GATEHOUSE_OPS_PORT
 }
 
 # Variables of Scripts/run's own (or secrets) that the responders never read.
@@ -106,7 +112,7 @@ write_config() {
             "GATEHOUSE_BASE_PORT=$GATEHOUSE_BASE_PORT"
         while IFS= read -r name; do
             case "$SCRIPT_ONLY_SETTINGS" in *" $name "*) continue ;; esac
-            case "$name" in GATEHOUSE_BASE_PORT | GATEHOUSE_*_RATE) continue ;; esac
+            case "$name" in GATEHOUSE_BASE_PORT | GATEHOUSE_OPS_PORT | GATEHOUSE_*_RATE) continue ;; esac
             value="${!name}"
             [[ "$value" == *$'\n'* ]] || printf '%s=%s\n' "$name" "$value"
         done < <(compgen -e GATEHOUSE_ | sort)
@@ -194,6 +200,7 @@ render_nginx_config() {
     text="${text//@@LISTEN_API_A@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 1)))}"
     text="${text//@@LISTEN_API_B@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 2)))}"
     text="${text//@@LISTEN_APP_LINKS@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 3)))}"
+    text="${text//@@OPS_PORT@@/$GATEHOUSE_OPS_PORT}"
     text="${text//@@ISSUER_NAMES@@/$(server_names "$ISSUER_HOST")}"
     text="${text//@@API_A_NAMES@@/$(server_names "$API_A_HOST")}"
     text="${text//@@API_B_NAMES@@/$(server_names "$API_B_HOST")}"

@@ -26,7 +26,12 @@ start_slot() {
     (
         [ "$delay" = 0 ] || sleep "$delay"
         rm -f "$socket"
-        exec spawn-fcgi -n -s "$socket" "${owner[@]}" -- "$BIN_DIR/$name" >>"$GATEHOUSE_HOME/log/$name.log" 2>&1
+        # log/ is root's alone, so the responder (another user) cannot open
+        # the audit log itself: it inherits it as fd 3, opened for appending.
+        # GATEHOUSE_SLOT names its counter file (metrics/NAME-INDEX.metrics).
+        exec 3>>"$GATEHOUSE_HOME/log/audit.log"
+        GATEHOUSE_SLOT="$name-$index" GATEHOUSE_AUDIT_FD=3 \
+            exec spawn-fcgi -n -s "$socket" "${owner[@]}" -- "$BIN_DIR/$name" >>"$GATEHOUSE_HOME/log/$name.log" 2>&1
     ) &
     pid=$!
     SLOT_OF_PID[$pid]="$name $index"

@@ -57,6 +57,10 @@ public protocol StorageMaintenance {
     /// schema version, integrity, journal or replication, size), never
     /// throwing; `quick` skips what reads every page.
     func diagnose(quick: Bool) -> [DoctorFinding]
+    /// Writes, in a transaction of its own, that `node` found itself ready
+    /// at `now` (one row per node): `/health/ready`'s proof that the
+    /// database takes writes. Throws what the write threw.
+    func recordReadinessProbe(node: String, now: Int64) throws
 }
 
 /// Counts for `ssoctl stats`.

@@ -7,7 +7,7 @@ import PostgreSQLClient
 /// the unique index and the lookup use, so both backends agree on which
 /// spellings are one address, byte for byte.
 public enum PostgreSQLIssuerSchema {
-    public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3)]
+    public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -234,5 +234,14 @@ public enum PostgreSQLIssuerSchema {
         ALTER TABLE pending_authorizations ADD COLUMN dpop_jkt TEXT;
         ALTER TABLE authorization_codes ADD COLUMN dpop_jkt TEXT;
         ALTER TABLE refresh_tokens ADD COLUMN dpop_jkt TEXT;
+        """
+
+    /// The ops listener's readiness write, one row per node (as SQLite's
+    /// migration 10).
+    static let version4 = """
+        CREATE TABLE readiness_probes (
+            node TEXT PRIMARY KEY,
+            written_at BIGINT NOT NULL
+        );
         """
 }

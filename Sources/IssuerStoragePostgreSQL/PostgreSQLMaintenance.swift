@@ -55,6 +55,17 @@ struct PostgreSQLMaintenance: StorageMaintenance {
         return removed
     }
 
+    // MARK: Readiness
+
+    func recordReadinessProbe(node: String, now: Int64) throws {
+        try connection.transaction {
+            _ = try connection.execute("""
+                INSERT INTO readiness_probes (node, written_at) VALUES ($1, $2)
+                ON CONFLICT (node) DO UPDATE SET written_at = excluded.written_at
+                """, [.text(node), .integer(now)])
+        }
+    }
+
     // MARK: Statistics
 
     /// One REPEATABLE READ transaction: every count from one snapshot.

@@ -17,6 +17,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.idTokenHint,
         IssuerMigrations.apisAndClientSettings,
         IssuerMigrations.senderConstraint,
+        IssuerMigrations.readinessProbes,
     ]
 
     /// Opens the issuer database at `path` and brings its schema up to date.

@@ -59,6 +59,17 @@ struct SQLiteMaintenance: StorageMaintenance {
         return removed
     }
 
+    // MARK: Readiness
+
+    func recordReadinessProbe(node: String, now: Int64) throws {
+        try database.transaction {
+            _ = try database.execute("""
+                INSERT INTO readiness_probes (node, written_at) VALUES (?, ?)
+                ON CONFLICT (node) DO UPDATE SET written_at = excluded.written_at
+                """, [.text(node), .integer(now)])
+        }
+    }
+
     // MARK: Statistics
 
     func statistics(now: Int64) throws -> IssuerStatistics {

@@ -1,6 +1,6 @@
 """Starts and stops a real Gatehouse stack (Scripts/run) for the end-to-end tests.
 
-Each stack gets a temporary GATEHOUSE_HOME and four free consecutive ports,
+Each stack gets a temporary GATEHOUSE_HOME and five free consecutive ports,
 so tests never touch var/ or a stack the developer is running."""
 import os
 import random
@@ -21,12 +21,13 @@ DEMO_PASSWORD = "demo-password-e2e"
 
 
 def free_base_port():
-    """A base port whose base..base+3 are all free on 127.0.0.1 and ::1."""
+    """A base port whose base..base+4 (issuer, api-a, api-b, app links, ops
+    listener) are all free on 127.0.0.1 and ::1."""
     for _ in range(200):
         base = random.randint(20000, 60000)
-        if all(_port_free(base + i) for i in range(4)):
+        if all(_port_free(base + i) for i in range(5)):
             return base
-    raise RuntimeError("no four consecutive free ports")
+    raise RuntimeError("no five consecutive free ports")
 
 
 def _port_free(port):
@@ -52,6 +53,8 @@ class Stack:
         self.api_a = f"https://localhost:{self.base + 1}"
         self.api_b = f"https://localhost:{self.base + 2}"
         self.app_links = f"https://localhost:{self.base + 3}"
+        # The ops listener: plain HTTP on loopback (/metrics, /health/live, /health/ready).
+        self.ops = f"http://127.0.0.1:{self.base + 4}"
         self.env = dict(os.environ, GATEHOUSE_HOME=self.home, GATEHOUSE_BASE_PORT=str(self.base),
                         GATEHOUSE_DEMO_PASSWORD=DEMO_PASSWORD, GATEHOUSE_SKIP_BUILD="1",
                         BIN_DIR=os.environ["BIN_DIR"], **(extra_env or {}))

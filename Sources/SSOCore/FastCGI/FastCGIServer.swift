@@ -83,7 +83,7 @@ final class FastCGIRequestHandle {
 }
 
 /// The one accept loop every responder runs: accept, copy the request into
-/// Swift, respond, write, finish, log. Single-threaded and long-lived: the
+/// Swift, respond, write, finish, count, log. Single-threaded and long-lived: the
 /// responder is built once, before the first request.
 public enum FastCGIServer {
     public static func serve(endpoint: String, responder: Responder, maximumBodyBytes: Int = 64 * 1024) -> Never {
@@ -107,8 +107,10 @@ public enum FastCGIServer {
             if !request.requestID.isEmpty { response.setHeader("X-Request-Id", request.requestID) }
             handle.write(response.serialized())
             handle.finish()
-            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-            RequestLog.request(endpoint: endpoint, request: request, status: response.status, milliseconds: elapsed, detail: detail)
+            let nanoseconds = DispatchTime.now().uptimeNanoseconds - started
+            Metrics.request(status: response.status, nanoseconds: nanoseconds)
+            RequestLog.request(endpoint: endpoint, request: request, status: response.status, milliseconds: Double(nanoseconds) / 1_000_000,
+                               detail: detail)
         }
         RequestLog.event(endpoint: endpoint, message: "accept failed, exiting")
         exit(0)

@@ -2,15 +2,19 @@ import CFastCGI
 import FoundationEssentials
 import Glibc
 
-/// What every responder's main.swift does: load the configuration, build
-/// the responder once, serve forever; a failure to start is logged and
+/// What every responder's main.swift does: load the configuration, map
+/// its counters and open the audit log, build the responder once, serve
+/// forever; a failure to start is logged and
 /// ends the process with status 1 (the supervisor restarts it).
 public enum ResponderProcess {
     public static func run(endpoint: String, build: (GatehouseConfig) throws -> Responder) -> Never {
         returnLargeBuffersToTheSystem()
         let responder: Responder
         do {
-            responder = try build(try GatehouseConfig.load())
+            let config = try GatehouseConfig.load()
+            Metrics.start(endpoint: endpoint, home: config.home)
+            if let problem = AuditLog.start(home: config.home) { RequestLog.event(endpoint: endpoint, message: problem) }
+            responder = try build(config)
         } catch {
             RequestLog.event(endpoint: endpoint, message: "cannot start: \(error)")
             exit(1)

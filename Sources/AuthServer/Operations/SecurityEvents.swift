@@ -1,0 +1,73 @@
+import IssuerStorage
+import SSOCore
+
+/// The issuer's security events, each counted for `/metrics` and, where it
+/// concerns an account, a session or an administrator, written to the
+/// audit log. One call per event, so a counter and the audit lines it
+/// summarizes can never disagree. Event names (the audit line's `event`):
+///
+/// | event | when |
+/// | --- | --- |
+/// | `login_success` | a sign-in completed (after TOTP, if enrolled) |
+/// | `login_failure` | a sign-in refused; `reason` is a LoginResult |
+/// | `account_locked` | a failure locked the account |
+/// | `account_unlocked` | an administrator cleared the lock |
+/// | `logout` | RP-initiated logout ended a session |
+/// | `refresh_reuse_detected` | a spent refresh token came back; its family is revoked |
+/// | `token_exchange` | Native SSO gave an app tokens for another app's sign-in |
+/// | `admin_change` | an ssoctl command changed users, clients, APIs, keys or sessions |
+public enum SecurityEvents {
+    public static func signIn(_ result: LoginResult, user: User?, client: String?, ip: String, sid: String? = nil) {
+        Metrics.count(.logins, result.rawValue)
+        AuditLog.record(AuditEvent(event: result == .success ? "login_success" : "login_failure", user: user?.email, client: client,
+                                   ip: ip, reason: result == .success ? nil : result.rawValue, sid: sid))
+    }
+
+    public static func accountLocked(user: User, client: String?, ip: String) {
+        Metrics.count(.accountLocks)
+        AuditLog.record(AuditEvent(event: "account_locked", user: user.email, client: client, ip: ip))
+    }
+
+    public static func logout(user: String?, client: String?, ip: String, sid: String) {
+        Metrics.count(.logouts)
+        AuditLog.record(AuditEvent(event: "logout", user: user, client: client, ip: ip, sid: sid))
+    }
+
+    public static func refreshReuseDetected(user: String?, client: String, ip: String, familyID: String) {
+        Metrics.count(.refreshReuseDetected)
+        AuditLog.record(AuditEvent(event: "refresh_reuse_detected", user: user, client: client, ip: ip, target: "family " + familyID))
+    }
+
+    /// A retry within the grace window got the same successor (no audit
+    /// line: nothing was granted that had not been).
+    public static func refreshGraceRetry() {
+        Metrics.count(.refreshGraceRetries)
+    }
+
+    /// `client` got tokens for `user`'s sign-in in `fromClient`.
+    public static func tokenExchange(user: String?, client: String, fromClient: String?, ip: String, sid: String) {
+        AuditLog.record(AuditEvent(event: "token_exchange", user: user, client: client, ip: ip, sid: sid,
+                                   target: fromClient.map { "from client " + $0 }))
+    }
+
+    /// A token response at `/token`; `grantType` as the request named it.
+    public static func tokensIssued(grantType: String) {
+        let label = grantType == TokenExchangeRequest.grantType ? "token_exchange" : grantType
+        Metrics.count(.tokensIssued, label)
+    }
+
+    /// A refused DPoP proof at one of the issuer's endpoints.
+    public static func dpopProofRejected(_ reason: DPoPError.Reason) {
+        Metrics.count(.dpopProofsRejected, reason.metricLabel)
+    }
+
+    /// `command` (e.g. "user add") acted on `target` (an email, a client_id,
+    /// an audience, a kid or a sid); `actor` is the operating-system user.
+    public static func adminChange(_ command: String, target: String?, actor: String, user: String? = nil, client: String? = nil) {
+        AuditLog.record(AuditEvent(event: "admin_change", user: user, client: client, reason: command, actor: actor, target: target))
+    }
+
+    public static func accountUnlocked(user: String, actor: String) {
+        AuditLog.record(AuditEvent(event: "account_unlocked", user: user, reason: "user unlock", actor: actor))
+    }
+}

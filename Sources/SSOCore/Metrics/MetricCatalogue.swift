@@ -1,0 +1,154 @@
+/// Every series a responder process counts, fixed at build time: the
+/// layout of a process's counter file (ProcessCounters) and the names the
+/// ops listener's `/metrics` renders (MetricsExposition). Label values are
+/// closed lists, so the cardinality of the whole exposition is bounded by
+/// this file: no user id, client id, path or free text ever becomes a label.
+public enum MetricCatalogue {
+    /// Status codes counted one by one; any other status is counted as "other".
+    public static let statusCodes: [Int] = [200, 201, 204, 301, 302, 303, 304, 400, 401, 403, 404, 405, 409, 413, 415, 429, 500,
+                                            502, 503]
+    /// Upper bounds (seconds) of `gatehouse_http_request_duration_seconds`;
+    /// one more bucket, +Inf, follows.
+    public static let durationBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    /// The label value a labelled family counts an unexpected value under.
+    public static let otherLabelValue = "other"
+
+    // Slots: the status codes (+ other), the duration buckets (+ +Inf), the
+    // duration sum in nanoseconds, then each counter family's values.
+    static let statusBase = 0
+    static let durationBase = statusBase + statusCodes.count + 1
+    static let durationSumSlot = durationBase + durationBuckets.count + 1
+    static let counterBase = durationSumSlot + 1
+
+    /// Where each family's first slot is.
+    static let familyBases: [Int] = {
+        var bases: [Int] = [], next = counterBase
+        for family in CounterFamily.allCases {
+            bases.append(next)
+            next += family.slotCount
+        }
+        return bases
+    }()
+
+    public static let slotCount: Int = familyBases.last! + CounterFamily.allCases.last!.slotCount
+
+    /// The slot of status `code`.
+    static func statusSlot(_ code: Int) -> Int {
+        statusBase + (statusCodes.firstIndex(of: code) ?? statusCodes.count)
+    }
+
+    /// The slot of a request that took `nanoseconds`.
+    static func durationSlot(nanoseconds: UInt64) -> Int {
+        let seconds = Double(nanoseconds) / 1e9
+        return durationBase + (durationBuckets.firstIndex { seconds <= $0 } ?? durationBuckets.count)
+    }
+
+    /// The slot of `family` with label value `value` (the "other" slot for a
+    /// value the family does not list).
+    static func slot(_ family: CounterFamily, _ value: String) -> Int {
+        let base = familyBases[family.rawValue]
+        guard family.label != nil else { return base }
+        return base + (family.values.firstIndex(of: value) ?? family.values.count)
+    }
+
+    /// Changes whenever the layout does: a counter file written by another
+    /// build is neither read nor continued (FNV-1a over every series name).
+    static let fingerprint: UInt64 = {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var text = statusCodes.map(String.init).joined(separator: ",") + "|" + durationBuckets.map { "\($0)" }.joined(separator: ",")
+        for family in CounterFamily.allCases { text += "|" + family.name + ":" + family.values.joined(separator: ",") }
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
+    }()
+}
+
+/// The counters beside the request counts, one case per Prometheus family.
+/// `perEndpoint` families are rendered with the endpoint of the process that
+/// counted (the resource servers' own); the others are summed over every
+/// process.
+public enum CounterFamily: Int, CaseIterable, Sendable {
+    case tokensIssued
+    case refreshReuseDetected
+    case refreshGraceRetries
+    case logins
+    case accountLocks
+    case logouts
+    case dpopProofsRejected
+    case jwksFetches
+    case accessTokenRefusals
+
+    public var name: String {
+        switch self {
+        case .tokensIssued: "gatehouse_tokens_issued_total"
+        case .refreshReuseDetected: "gatehouse_refresh_reuse_detected_total"
+        case .refreshGraceRetries: "gatehouse_refresh_grace_retries_total"
+        case .logins: "gatehouse_logins_total"
+        case .accountLocks: "gatehouse_account_locks_total"
+        case .logouts: "gatehouse_logouts_total"
+        case .dpopProofsRejected: "gatehouse_dpop_proofs_rejected_total"
+        case .jwksFetches: "gatehouse_jwks_fetches_total"
+        case .accessTokenRefusals: "gatehouse_access_token_refusals_total"
+        }
+    }
+
+    public var help: String {
+        switch self {
+        case .tokensIssued: "Token responses issued at /token, by grant type."
+        case .refreshReuseDetected: "Spent refresh tokens presented again outside the grace window; each revoked its family."
+        case .refreshGraceRetries: "Spent refresh tokens presented again within the grace window and answered with the same successor."
+        case .logins: "Sign-in attempts at /login, by result."
+        case .accountLocks: "Accounts locked by the login throttle after repeated failures."
+        case .logouts: "Sign-in sessions ended by RP-initiated logout."
+        case .dpopProofsRejected: "DPoP proofs refused (issuer and resource servers), by reason."
+        case .jwksFetches: "JWKS fetches by the resource servers, by result."
+        case .accessTokenRefusals: "Access tokens the resource servers refused, by error code."
+        }
+    }
+
+    /// The label's name, or nil for a family of one unlabelled series.
+    public var label: String? {
+        switch self {
+        case .tokensIssued: "grant"
+        case .logins: "result"
+        case .dpopProofsRejected, .accessTokenRefusals: "reason"
+        case .jwksFetches: "result"
+        case .refreshReuseDetected, .refreshGraceRetries, .accountLocks, .logouts: nil
+        }
+    }
+
+    /// The label values counted one by one (plus "other" for a labelled family).
+    public var values: [String] {
+        switch self {
+        case .tokensIssued: ["authorization_code", "refresh_token", "token_exchange", "client_credentials"]
+        case .logins: LoginResult.allCases.map(\.rawValue)
+        case .dpopProofsRejected:
+            ["missing", "repeated", "malformed", "wrong_type", "unsupported_algorithm", "bad_key", "private_key_included",
+             "bad_signature", "wrong_method", "wrong_uri", "stale", "missing_ath", "wrong_ath", "replayed", "wrong_key", "nonce"]
+        case .jwksFetches: ["ok", "failed"]
+        case .accessTokenRefusals:
+            ["missing_token", "malformed_token", "token_expired", "invalid_signature", "unknown_signing_key", "invalid_issuer",
+             "invalid_audience", "insufficient_scope", "token_requires_dpop", "token_not_dpop_bound", "invalid_dpop_proof",
+             "dpop_key_mismatch", "use_dpop_nonce"]
+        case .refreshReuseDetected, .refreshGraceRetries, .accountLocks, .logouts: []
+        }
+    }
+
+    public var perEndpoint: Bool { self == .jwksFetches || self == .accessTokenRefusals }
+
+    var slotCount: Int { label == nil ? 1 : values.count + 1 }
+}
+
+/// How a sign-in attempt ended: the `result` label of
+/// `gatehouse_logins_total` and the `reason` of a failed sign-in's audit event.
+public enum LoginResult: String, CaseIterable, Sendable {
+    case success
+    case wrongPassword = "wrong_password"
+    case unknownUser = "unknown_user"
+    case disabled
+    case locked
+    case wrongTOTP = "wrong_totp"
+}

@@ -1,0 +1,9 @@
+import AuthServer
+import IssuerComposition
+import SSOCore
+
+// The ops responder: /metrics, /health/live and /health/ready on the ops
+// listener (loopback only).
+ResponderProcess.run(endpoint: "ops") { config in
+    OpsResponder(services: try IssuerComposition.services(config), settings: OpsSettings.of(home: config.home))
+}
