@@ -61,10 +61,12 @@ public final class DPoPResourceGuard {
     // JWS contains.
     func singleProof(_ header: String?) throws -> String {
         guard let header, !header.isEmpty else {
+            Metrics.count(.dpopProofsRejected, DPoPError.Reason.missing.metricLabel)
             throw error(.invalidDPoPProof, "a DPoP proof is required in the DPoP header with Authorization: DPoP",
                         detail: "no DPoP header")
         }
         guard !header.contains(",") else {
+            Metrics.count(.dpopProofsRejected, DPoPError.Reason.repeated.metricLabel)
             throw error(.invalidDPoPProof, "send exactly one DPoP header holding one proof", detail: "DPoP header repeated or a list")
         }
         return header
@@ -77,6 +79,7 @@ public final class DPoPResourceGuard {
             return try DPoPProof.verify(proof, for: DPoPRequest(method: method, uri: resourceURI, accessToken: token), now: Int64(now),
                                         keys: keys)
         } catch let refused as DPoPError {
+            Metrics.count(.dpopProofsRejected, refused.reason.metricLabel)
             throw error(.invalidDPoPProof, Self.explanation(refused.reason, resourceURI: resourceURI), detail: refused.description)
         }
     }
@@ -92,10 +95,12 @@ public final class DPoPResourceGuard {
     func checkNonce(_ proof: VerifiedDPoPProof, now: Int) throws {
         guard let nonces else { return }
         guard let nonce = proof.nonce else {
+            Metrics.count(.dpopProofsRejected, "nonce")
             throw error(.useDPoPNonce, "this resource server requires a nonce in the DPoP proof: use the DPoP-Nonce header's value",
                         detail: "no nonce")
         }
         guard nonces.isValid(nonce, now: Int64(now)) else {
+            Metrics.count(.dpopProofsRejected, "nonce")
             throw error(.useDPoPNonce, "the DPoP proof's nonce is not current: use the DPoP-Nonce header's value",
                         detail: "nonce not issued here or expired")
         }
@@ -107,6 +112,7 @@ public final class DPoPResourceGuard {
     // successful." Thumbprints are base64url text, compared as bytes.
     func checkKey(_ proof: VerifiedDPoPProof, boundKey: String) throws {
         guard ConstantTime.equals(Array(proof.jkt.utf8), Array(boundKey.utf8)) else {
+            Metrics.count(.dpopProofsRejected, DPoPError.Reason.wrongKey.metricLabel)
             throw error(.dpopKeyMismatch, "the DPoP proof is not signed with the key the access token is bound to",
                         detail: "proof jkt \(proof.jkt.prefix(43)) is not cnf.jkt")
         }
@@ -125,6 +131,7 @@ public final class DPoPResourceGuard {
     func claimJTI(_ proof: VerifiedDPoPProof, now: Int) throws {
         let hash = Self.proofHash(resourceURI: resourceURI, jkt: proof.jkt, jti: proof.jti)
         guard try replayCache.claim(hash, expiresAt: Int64(now) + DPoPProof.replayWindow, now: Int64(now)) else {
+            Metrics.count(.dpopProofsRejected, DPoPError.Reason.replayed.metricLabel)
             throw error(.invalidDPoPProof, "the DPoP proof has been used before: make a new proof (new jti) for every request",
                         detail: "jti replayed")
         }

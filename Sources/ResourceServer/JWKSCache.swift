@@ -91,12 +91,14 @@ public final class JWKSCache {
         do {
             keySet = try fetcher.fetchKeySet()
         } catch {
+            Metrics.count(.jwksFetches, "failed")
             lastFailure = "\(error)"
             let wait = heldSince == nil ? policy.retryIntervalWhenEmpty : policy.retryIntervalWhenStale
             nextAttemptAt = now + wait
             log("JWKS fetch failed (\(error)); keeping \(keys.count) known keys, next attempt in \(wait) s")
             return
         }
+        Metrics.count(.jwksFetches, "ok")
         adopt(keySet, at: now)
         nextAttemptAt = Int.min
         log("JWKS fetched: \(keyIDs.count) signing keys")

@@ -44,6 +44,7 @@ public final class ProtectedAPIResponder: Responder {
                 throw validator.policy.error(.missingToken, "an access token is required (Authorization: Bearer, or DPoP with a DPoP proof)")
             }
         } catch var error as BearerError {
+            Metrics.count(.accessTokenRefusals, error.code.rawValue)
             // RFC 9449 §8/§9: "The rejection response MAY include a DPoP-Nonce
             // HTTP header providing a new nonce value": every challenge that
             // invites a DPoP request brings the nonce it will need.

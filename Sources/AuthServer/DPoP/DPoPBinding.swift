@@ -14,10 +14,12 @@ public enum DPoPBinding {
     public static func check(presented: String?, boundTo bound: String?, what: String) throws {
         guard let bound else { return }
         guard let presented else {
+            SecurityEvents.dpopProofRejected(.missing)
             throw OAuthError(.invalidDPoPProof, "this \(what) is bound to a DPoP key: send a proof signed with it",
                              detail: "DPoP-bound \(what) presented without a proof")
         }
         guard presented.bytesEqual(bound) else {
+            SecurityEvents.dpopProofRejected(.wrongKey)
             throw OAuthError.invalidGrant("the DPoP proof's key is not the one this \(what) is bound to",
                                           detail: "DPoP-bound \(what) presented with another key's proof")
         }

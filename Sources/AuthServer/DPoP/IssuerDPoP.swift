@@ -53,6 +53,7 @@ public final class IssuerDPoP {
         do {
             guard let proof = try proof(request, path: path) else {
                 guard !required else {
+                    SecurityEvents.dpopProofRejected(.missing)
                     var error = OAuthError(.invalidDPoPProof, "this client must send a DPoP proof (RFC 9449)",
                                            detail: "client \(clientID) requires DPoP; no proof")
                     error.dpopNonce = currentNonce
@@ -62,8 +63,10 @@ public final class IssuerDPoP {
             }
             return proof
         } catch IssuerDPoPRefusal.invalidProof(let refusal) {
+            SecurityEvents.dpopProofRejected(refusal.reason)
             throw OAuthError(.invalidDPoPProof, DPoPRefusalText.describe(refusal.reason), detail: "DPoP proof refused: \(refusal)")
         } catch IssuerDPoPRefusal.nonceRequired(let nonce, let detail) {
+            Metrics.count(.dpopProofsRejected, "nonce")
             var error = OAuthError(.useDPoPNonce, "the DPoP proof must carry the nonce in the DPoP-Nonce header", detail: detail)
             error.dpopNonce = nonce
             throw error

@@ -59,7 +59,8 @@ public final class LoginResponder: Responder {
             return ErrorPage.render(title: "Sign-in error", message: "This sign-in form does not belong to your sign-in request.", status: 403,
                                     detail: "the form's req does not match the pending request")
         }
-        let step = LoginStep(cookieSecret: cookieSecret, formToken: formToken, address: request.remoteAddress)
+        let step = LoginStep(cookieSecret: cookieSecret, formToken: formToken, address: request.remoteAddress,
+                             clientID: waiting.request.clientID)
         // The TOTP page's form is the one with an `otp` field.
         if form.names.contains("otp") { return try verifySecondFactor(form, step) }
         return try verifyPassword(form, step)
@@ -75,6 +76,13 @@ public final class LoginResponder: Responder {
         let cookieSecret: String
         let formToken: String
         let address: String
+        /// The client the pending request is for (audit events).
+        let clientID: String
+
+        /// Counts and audits how this attempt ended.
+        func record(_ result: LoginResult, user: User?) {
+            SecurityEvents.signIn(result, user: user, client: clientID, ip: address)
+        }
 
         func passwordPage(error: String) -> Response {
             .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=" + error)
@@ -123,16 +131,21 @@ public final class LoginResponder: Responder {
         let attempt: LoginAttempt
         switch try throttle.admit(user.map { .user(id: $0.id) } ?? .unknown(email: email), address: step.address) {
         case .admitted(let admitted): attempt = admitted
-        case .locked(let retryAfter, let key): return step.lockedPage(retryAfter: retryAfter, key: key, user: user)
+        case .locked(let retryAfter, let key):
+            step.record(.locked, user: user)
+            return step.lockedPage(retryAfter: retryAfter, key: key, user: user)
         }
         guard let user else {
             _ = hasher.verify(password: password, against: decoyHash)
+            step.record(.unknownUser, user: nil)
             return step.passwordPage(error: "invalid_credentials").logging("sign-in failed: unknown email")
         }
         guard hasher.verify(password: password, against: user.passwordHash) else {
+            try failed(.wrongPassword, user: user, step)
             return step.passwordPage(error: "invalid_credentials").logging("sign-in failed: wrong password for user \(user.id)")
         }
         guard !user.disabled else {
+            step.record(.disabled, user: user)
             return step.passwordPage(error: "invalid_credentials").logging("sign-in failed: user \(user.id) is disabled")
         }
         if try totp.isEnrolled(userID: user.id) {
@@ -140,7 +153,7 @@ public final class LoginResponder: Responder {
             guard try marks.mark(cookieSecret: step.cookieSecret, userID: user.id) else { return .redirect(to: "/login.html?error=expired") }
             return step.codePage().logging("password right for user \(user.id); TOTP code asked")
         }
-        return try complete(user: user, amr: AuthenticationMethods.passwordOnly, expired: .redirect(to: "/login.html?error=expired")) { tx in
+        return try complete(user: user, amr: AuthenticationMethods.passwordOnly, step: step, expired: .redirect(to: "/login.html?error=expired")) { tx in
             try throttle.succeeded(attempt, tx)
             return try pending.consume(cookieSecret: step.cookieSecret, tx)
         }
@@ -162,18 +175,31 @@ public final class LoginResponder: Responder {
         let attempt: LoginAttempt
         switch try throttle.admit(.user(id: user.id), address: step.address) {
         case .admitted(let admitted): attempt = admitted
-        case .locked(let retryAfter, let key): return step.lockedCodePage(retryAfter: retryAfter, key: key, user: user)
+        case .locked(let retryAfter, let key):
+            step.record(.locked, user: user)
+            return step.lockedCodePage(retryAfter: retryAfter, key: key, user: user)
         }
         guard let timeStep = TOTPVerifier.matchingStep(code: code, secret: credential.secret, at: clock(),
                                                        after: credential.lastUsedStep) else {
+            try failed(.wrongTOTP, user: user, step)
             return step.codePage(error: "invalid_code").logging("sign-in failed: wrong or reused TOTP code for user \(user.id)")
         }
-        return try complete(user: user, amr: AuthenticationMethods.passwordAndTOTP, expired: step.codePage(error: "expired")) { tx in
+        return try complete(user: user, amr: AuthenticationMethods.passwordAndTOTP, step: step, expired: step.codePage(error: "expired")) { tx in
             // RFC 6238 §5.2: one-time use, enforced atomically (two concurrent
             // posts of one code: only one raises last_used_step).
             guard try tx.totp.accept(step: timeStep, userID: user.id) else { throw Abandon(response: step.codePage(error: "invalid_code")) }
             try throttle.succeeded(attempt, tx)
             return try marks.consume(cookieSecret: step.cookieSecret, userID: user.id, tx)
+        }
+    }
+
+    /// A counted failure of a known account: recorded, and if it was the
+    /// one that locked the account (admitted a moment ago, locked now),
+    /// that too. The extra read is on the failure path only.
+    func failed(_ result: LoginResult, user: User, _ step: LoginStep) throws {
+        step.record(result, user: user)
+        if try throttle.isLocked(.user(id: user.id)) {
+            SecurityEvents.accountLocked(user: user, client: step.clientID, ip: step.address)
         }
     }
 
@@ -184,7 +210,7 @@ public final class LoginResponder: Responder {
 
     /// What the completion transaction decided.
     enum Completion {
-        case signedIn(secret: String, code: String, request: AuthorizationRequest)
+        case signedIn(secret: String, code: String, request: AuthorizationRequest, sid: String)
         /// The request's id_token_hint named someone else: it is consumed and
         /// answered with an error, and no session is made for this user.
         case otherUserThanHinted(AuthorizationRequest)
@@ -193,7 +219,8 @@ public final class LoginResponder: Responder {
     /// One transaction: `claim` takes the pending request (nil: it is gone,
     /// answer `expired`), then the session it replaces ends, a new session
     /// and a code are created, and the browser goes back to the client.
-    func complete(user: User, amr: [String], expired: Response, claim: (any IssuerWrites) throws -> PendingAuthorization?) throws -> Response {
+    func complete(user: User, amr: [String], step: LoginStep, expired: Response,
+                  claim: (any IssuerWrites) throws -> PendingAuthorization?) throws -> Response {
         let completion: Completion
         do {
             completion = try services.storage.write { tx in
@@ -212,13 +239,14 @@ public final class LoginResponder: Responder {
                 let code = try services.codes.issue(AuthorizationCodeGrantRecord(
                     request: authorization, sid: session.sid, userID: user.id, authTime: session.authTime, amr: session.amr),
                     lifetime: lifetimes.authorizationCode, tx)
-                return .signedIn(secret: secret, code: code, request: authorization)
+                return .signedIn(secret: secret, code: code, request: authorization, sid: session.sid)
             }
         } catch let abandon as Abandon {
             return abandon.response
         }
         switch completion {
-        case .signedIn(let secret, let code, let request):
+        case .signedIn(let secret, let code, let request, let sid):
+            SecurityEvents.signIn(.success, user: user, client: request.clientID, ip: step.address, sid: sid)
             var response = AuthorizationResponse.success(redirectURI: request.redirectURI, code: code, state: request.state,
                                                          issuer: issuer)
             response.addCookie(SetCookie(name: SSOSessions.cookieName, value: secret, maxAge: services.settings.lifetimes.ssoSession))

@@ -48,7 +48,12 @@ public final class LogoutResponder: Responder {
             let link = "/logout?" + FormParser.encode(logout.parameters + [("confirm", Self.confirmation(for: cookieSecret))])
             return LogoutPages.confirm(link: link)
         }
-        try end(Set([browserSession?.sid, try session(namedBy: logout.hint)?.sid].compactMap { $0 }))
+        let ending = [browserSession, try session(namedBy: logout.hint)].compactMap { $0 }
+        try end(Set(ending.map(\.sid)))
+        for sid in Set(ending.map(\.sid)).sorted() {
+            let user = try ending.first { $0.sid == sid }.flatMap { try users.find(id: $0.userID) }
+            SecurityEvents.logout(user: user?.email, client: logout.client?.clientID, ip: request.remoteAddress, sid: sid)
+        }
         var response = finish(logout)
         // Cleared whether or not it named a live session: a stale cookie is
         // worth nothing but is still the user's "signed in" marker.

@@ -28,14 +28,16 @@ public final class TokenResponder: Responder {
             let client = try authenticator.authenticate(request, form: form)
             let jkt = try dpop.authorizationServerProof(request, path: "/token", required: client.requireDPoP, clientID: client.clientID)?.jkt
             let body: TokenResponseBody
-            switch try form.single("grant_type") {
+            let grantType = try form.single("grant_type")
+            switch grantType {
             case nil: throw OAuthError.invalidRequest("grant_type is required")
             case "authorization_code": body = try authorizationCode.handle(form, client: client, dpopJKT: jkt)
-            case "refresh_token": body = try refreshToken.handle(form, client: client, dpopJKT: jkt)
-            case TokenExchangeRequest.grantType: body = try tokenExchange.handle(form, client: client, dpopJKT: jkt)
+            case "refresh_token": body = try refreshToken.handle(form, client: client, dpopJKT: jkt, ip: request.remoteAddress)
+            case TokenExchangeRequest.grantType: body = try tokenExchange.handle(form, client: client, dpopJKT: jkt, ip: request.remoteAddress)
             case "client_credentials": body = try clientCredentials.handle(form, client: client, dpopJKT: jkt)
             default: throw OAuthError(.unsupportedGrantType, "this grant type is not supported")
             }
+            SecurityEvents.tokensIssued(grantType: grantType ?? "")
             // RFC 6749 §5.1: "Cache-Control: no-store" and "Pragma: no-cache".
             var headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
             // RFC 9449 §8.2: the next nonce with every token a DPoP client gets.

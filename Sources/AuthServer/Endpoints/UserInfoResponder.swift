@@ -104,10 +104,12 @@ public final class UserInfoResponder: Responder {
         }
         let proof: VerifiedDPoPProof
         do { proof = try dpop.resourceProof(request, path: "/userinfo", accessToken: token) } catch IssuerDPoPRefusal.invalidProof(let refusal) {
+            SecurityEvents.dpopProofRejected(refusal.reason)
             throw IssuerBearerError(.invalidDPoPProof, DPoPRefusalText.describe(refusal.reason), detail: "DPoP proof refused: \(refusal)",
                                     scheme: .dpop)
         }
         guard proof.jkt.bytesEqual(jkt) else {
+            SecurityEvents.dpopProofRejected(.wrongKey)
             throw IssuerBearerError(.invalidDPoPProof, DPoPRefusalText.describe(.wrongKey), detail: "proof key differs from cnf.jkt",
                                     scheme: .dpop)
         }

@@ -13,8 +13,9 @@ public final class RefreshTokenGrant {
         deviceIDBinding = DeviceIDBinding(groups: services.nativeSSOGroups)
     }
 
-    /// `dpopJKT`: the key of the request's checked DPoP proof, if any.
-    public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil) throws -> TokenResponseBody {
+    /// `dpopJKT`: the key of the request's checked DPoP proof, if any;
+    /// `ip`: the client's address (audit events).
+    public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil, ip: String = "") throws -> TokenResponseBody {
         // RFC 6749 §5.2 unauthorized_client.
         guard client.allows(grantType: "refresh_token") else {
             throw OAuthError(.unauthorizedClient, "this client may not use the refresh_token grant")
@@ -50,10 +51,15 @@ public final class RefreshTokenGrant {
         }
         let successor: String, record: RefreshTokenRecord
         switch outcome {
-        case .rotated(let token, let issued), .replayed(let token, let issued): (successor, record) = (token, issued)
+        case .rotated(let token, let issued): (successor, record) = (token, issued)
+        case .replayed(let token, let issued):
+            (successor, record) = (token, issued)
+            SecurityEvents.refreshGraceRetry()
         case .refused(let reason):
             throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked", detail: "refresh refused: \(reason)")
-        case .reuseDetected(let familyID):
+        case .reuseDetected(let familyID, let userID):
+            SecurityEvents.refreshReuseDetected(user: try? services.users.find(id: userID)?.email, client: client.clientID, ip: ip,
+                                                familyID: familyID)
             throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked",
                                           detail: "refresh token reuse detected; family \(familyID) revoked")
         }

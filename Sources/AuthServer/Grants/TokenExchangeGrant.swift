@@ -24,8 +24,9 @@ public final class TokenExchangeGrant {
                                  deviceSecrets: services.deviceSecrets, groups: services.nativeSSOGroups, clock: services.clock)
     }
 
-    /// `dpopJKT`: the key of the request's checked DPoP proof, if any.
-    public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil) throws -> TokenResponseBody {
+    /// `dpopJKT`: the key of the request's checked DPoP proof, if any;
+    /// `ip`: the client's address (audit events).
+    public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil, ip: String = "") throws -> TokenResponseBody {
         let request = try TokenExchangeRequest.parse(form, issuer: services.settings.issuer)
         // Signature first, outside the write transaction (it reads keys only).
         let subjectToken = try checks.verifySubjectToken(request.subjectToken)
@@ -54,6 +55,8 @@ public final class TokenExchangeGrant {
                                      expires_in: accessTokenLifetime,
                                      refresh_token: refreshToken, id_token: tokens.idToken, scope: outcome.scope.joined(separator: " "))
         body.issued_token_type = TokenExchangeRequest.accessTokenType
+        SecurityEvents.tokenExchange(user: outcome.user.email, client: client.clientID, fromClient: subjectToken.clientID, ip: ip,
+                                     sid: outcome.session.sid)
         return body
     }
 }

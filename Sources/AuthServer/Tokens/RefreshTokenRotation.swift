@@ -12,7 +12,7 @@ public enum RefreshRotationOutcome: Equatable {
     case refused(String)
     /// A spent token was presented outside the grace window, or after its
     /// successor was used: the whole family (this one) has been revoked.
-    case reuseDetected(familyID: String)
+    case reuseDetected(familyID: String, userID: Int64)
 }
 
 /// Refresh token rotation (RFC 9700 §4.14.2) in one write unit per
@@ -91,7 +91,7 @@ public final class RefreshTokenRotation {
         // inform the authorization server of the breach." Revoke the family;
         // this commits.
         try tx.refreshTokens.revokeFamily(presented.familyID, at: now)
-        return .reuseDetected(familyID: presented.familyID)
+        return .reuseDetected(familyID: presented.familyID, userID: presented.record.userID)
     }
 
     /// The spent token's successor when it is still live and unused, opened

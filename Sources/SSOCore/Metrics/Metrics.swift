@@ -10,6 +10,9 @@ import Glibc
 /// one thread only; tests that count read it back with `value`.
 public enum Metrics {
     nonisolated(unsafe) static var counters = CounterFile(inMemoryFor: "process")
+    /// False with `GATEHOUSE_METRICS=off`: requests are not counted at all
+    /// (Scripts/bench measures what counting costs against it).
+    nonisolated(unsafe) static var countsRequests = true
 
     /// The folder of the counter files: `GATEHOUSE_METRICS_DIR`, or
     /// `metrics/` in the home.
@@ -32,6 +35,10 @@ public enum Metrics {
     /// Maps this process's counter file; on failure it logs why and keeps
     /// counting in memory (a process never fails to serve for its metrics).
     public static func start(endpoint: String, home: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        if environment["GATEHOUSE_METRICS"] == "off" {
+            countsRequests = false
+            return
+        }
         let folder = directory(home: home, environment: environment)
         do {
             if mkdir(folder, 0o700) != 0 && errno != EEXIST { throw CounterFileError("cannot create \(folder): errno \(errno)") }
@@ -45,6 +52,7 @@ public enum Metrics {
     /// One answered request: its status and how long it took.
     @inline(__always)
     public static func request(status: Int, nanoseconds: UInt64) {
+        guard countsRequests else { return }
         counters.add(1, at: MetricCatalogue.statusSlot(status))
         counters.add(1, at: MetricCatalogue.durationSlot(nanoseconds: nanoseconds))
         counters.add(nanoseconds, at: MetricCatalogue.durationSumSlot)
