@@ -362,8 +362,16 @@ def test_a_database_that_refuses_writes_gives_503_keeps_reads_serving_and_recove
             assert all(response.headers.get("Retry-After", "").isdigit() for response in refused)
             assert all(response.json()["error"] == "temporarily_unavailable" for response in refused)
             assert reads_still_answer(stack, http, access) == [200] * 5
+            # The ops listener: not ready (a load balancer stops sending
+            # sign-ins here), yet live (nothing to restart), and says why.
+            ready = requests.get(stack.ops + "/health/ready", timeout=15)
+            assert ready.status_code == 503 and ready.json()["status"] == "not_ready", ready.text
+            assert ready.json()["reason"].startswith("database write failed") and ready.json()["checks"]["signing_key"].startswith("ok")
+            assert requests.get(stack.ops + "/health/live", timeout=15).status_code == 200
+            assert "gatehouse_ready 0.0" in requests.get(stack.ops + "/metrics", timeout=15).text
         finally:
             subprocess.run(["chattr", "-i", *frozen], check=True)
         assert_recovered(http, stack, token)
+        assert requests.get(stack.ops + "/health/ready", timeout=15).status_code == 200
     finally:
         stack.remove()
