@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Tests", 
 sys.path.insert(0, os.path.dirname(__file__))
 from bench_cpu import cpu_split, summarize  # noqa: E402
 from bench_dpop import dpop_api_data, dpop_refresh  # noqa: E402
+from bench_metrics import metrics_cost  # noqa: E402
 from bench_postgresql import ROUNDS, WORKERS, compare  # noqa: E402
 from bench_references import openssl_sign_rate, scrypt_rate  # noqa: E402
 from bench_report import chart, print_table, resources_table  # noqa: E402
@@ -182,6 +183,8 @@ def main():
     parser.add_argument("--profile", nargs="+", choices=sorted(REQUESTS), metavar="RESPONDER",
                         help="instead: instructions per request under callgrind, and where they go "
                              f"({', '.join(sorted(REQUESTS))})")
+    parser.add_argument("--metrics-cost", action="store_true",
+                        help="instead: /api/data counted for /metrics against a stack with GATEHOUSE_METRICS=off")
     parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite",
                         help="postgresql: instead, the writing grants on SQLite and then on a private PostgreSQL "
                              "cluster, compared (with --scale, refresh again after a 1M-token fill)")
@@ -204,7 +207,11 @@ def main():
             for responder in options.profile:
                 print_profile(profile(stack, responder, tokens["access_token"]))
             return
+        if options.metrics_cost:
+            report(metrics_cost(stack, start_stack, seconds, connections, threads, wrk), [], options, threads, connections, seconds)
+            return
         rows = request_paths(stack, seconds, connections, threads, bearer)
+        rows += metrics_cost(stack, start_stack, seconds, connections, threads, wrk)
         bound = openssl_sign_rate(max(3, seconds // 2), 2) / 2  # two signatures per reply: access and ID token
         login_bound = scrypt_rate(max(3, seconds // 2), 2)
         rows.append(("openssl speed rsa2048 ÷ 2 signatures (reference)", {"rps": bound}, None, None))

@@ -11,7 +11,8 @@ from fcgi_probe import startup_ms
 # A request each responder really answers (any status counts as an answer).
 PROBES = {"hello-fcgi": "/bench/hello", "jwks": "/.well-known/jwks.json", "discovery": "/.well-known/openid-configuration",
           "authorize": "/authorize", "login": "/login", "token": "/token", "userinfo": "/userinfo", "logout": "/logout",
-          "revoke": "/revoke", "introspect": "/introspect", "par": "/par", "api-a": "/api/data", "api-b": "/api/records"}
+          "revoke": "/revoke", "introspect": "/introspect", "par": "/par", "api-a": "/api/data", "api-b": "/api/records",
+          "ops": "/metrics"}
 
 
 def _memory(pid):
