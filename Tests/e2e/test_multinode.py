@@ -23,6 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import requests
 
 import database
 import pg_cluster
@@ -298,6 +299,12 @@ def test_an_outage_answers_503_with_retry_after_and_every_responder_recovers(clu
             assert http.get(first.issuer + "/.well-known/jwks.json").status_code == 200
             api = http.get(first.api_a + "/api/data", headers={"Authorization": "Bearer " + tokens["access_token"]})
             assert api.status_code == 200, api.text
+            # The ops listener: not ready, within the same 10 s, saying why; still live.
+            started = time.time()
+            ready = requests.get(first.ops + "/health/ready", timeout=15)
+            assert time.time() - started < 10 and ready.status_code == 503, ready.text
+            assert ready.json()["reason"].startswith("database write failed"), ready.text
+            assert requests.get(first.ops + "/health/live", timeout=15).status_code == 200
         finally:
             cluster.start()
         deadline, answer = time.time() + 20, refused
@@ -306,6 +313,7 @@ def test_an_outage_answers_503_with_retry_after_and_every_responder_recovers(clu
             answer = refresh_at(first, http, tokens["refresh_token"])
         assert answer.status_code == 200, f"recovered without a restart: {answer.status_code} {answer.text}"
         assert {name: first.pid(name) for name in pids} == pids, "the same processes"
+        assert requests.get(first.ops + "/health/ready", timeout=15).status_code == 200
     finally:
         first.remove()
 
