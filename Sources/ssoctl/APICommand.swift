@@ -21,6 +21,7 @@ struct APICommand: ParsableCommand {
         func run() throws {
             let context = try Context.open()
             let api = attempt { try context.services.apis.add(audience: audience, name: name, scopes: scopes) }
+            AdminAudit.changed("api add", target: api.audience)
             print("added API \(api.audience) owning \(api.scopes.joined(separator: " "))")
         }
     }
@@ -46,6 +47,7 @@ struct APICommand: ParsableCommand {
         func run() throws {
             let context = try Context.open()
             let changed = attempt { try context.services.apis.remove(audience: audience) }
+            AdminAudit.changed("api remove", target: audience)
             print("removed API \(audience)" + (changed.isEmpty ? "" : "; its scopes were taken from \(changed.joined(separator: ", "))"))
         }
     }

@@ -46,6 +46,7 @@ struct ClientCommand: ParsableCommand {
                     accessTokenLifetime: accessTokenTTL, refreshTokenLifetime: refreshTokenTTL, iosAppID: app.iosAppID,
                     androidPackage: app.androidPackage, androidCertificateFingerprints: app.androidCertificateFingerprints))
             }
+            AdminAudit.changed("client add", target: client.clientID, client: client.clientID)
             context.refreshAppLinkFiles()
             print("added \(client.isConfidential ? "confidential" : "public") client \(client.clientID)")
         }
@@ -96,6 +97,7 @@ struct ClientCommand: ParsableCommand {
             if !androidCertificateFingerprints.isEmpty { changes.androidCertificateFingerprints = androidCertificateFingerprints }
             let context = try Context.open()
             let client = attempt { try context.clients.update(clientID: clientID, changes) }
+            AdminAudit.changed("client update", target: client.clientID, client: client.clientID)
             context.refreshAppLinkFiles()
             print("updated client \(client.clientID)")
         }
@@ -112,6 +114,7 @@ struct ClientCommand: ParsableCommand {
             let secret = readSecretLine("client secret")
             let context = try Context.open()
             attempt { try context.clients.replaceSecret(clientID: clientID, secret: secret) }
+            AdminAudit.changed("client secret", target: clientID, client: clientID)
             print("replaced the secret of client \(clientID)")
         }
     }
@@ -128,6 +131,7 @@ struct ClientCommand: ParsableCommand {
         func run() throws {
             let context = try Context.open()
             attempt { try context.clients.delete(clientID: clientID) }
+            AdminAudit.changed("client delete", target: clientID, client: clientID)
             context.refreshAppLinkFiles()
             print("deleted client \(clientID)")
         }

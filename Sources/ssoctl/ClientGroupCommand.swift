@@ -24,6 +24,10 @@ struct ClientGroupCommand: ParsableCommand {
         let group = attempt {
             if let allowDeviceID { try groups.setAllowsDeviceID(allowDeviceID, group: name) } else { try groups.group(named: name) }
         }
+        // Without a flag the command only shows the group.
+        if let allowDeviceID {
+            AdminAudit.changed(allowDeviceID ? "client group allow-device-id" : "client group no-allow-device-id", target: group.name)
+        }
         print("group: \(group.name)")
         print("members: \(group.members.joined(separator: " "))")
         print("device_id profile: \(group.allowsDeviceID ? "on" : "off")")

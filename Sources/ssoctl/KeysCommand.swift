@@ -33,6 +33,8 @@ struct KeysCommand: ParsableCommand {
             let context = try Context.open()
             let delay = now ? 0 : context.config.keyActivationDelay
             let kid = attempt { try context.keys.rotate(activationDelay: delay) }
+            // --now (a compromise) is worth telling apart from a scheduled rotation.
+            AdminAudit.changed(now ? "keys rotate now" : "keys rotate", target: kid)
             if delay == 0 {
                 print("active key is now \(kid)")
             } else {
@@ -57,6 +59,7 @@ struct KeysCommand: ParsableCommand {
         func run() throws {
             let context = try Context.open()
             attempt { try context.keys.retire(kid: kid) }
+            AdminAudit.changed("keys retire", target: kid)
             print("retired \(kid)")
         }
     }

@@ -45,6 +45,8 @@ struct SessionsCommand: ParsableCommand {
         func run() throws {
             let context = try Context.open()
             let session = attempt { try context.services.accountChanges.endSession(sid: sid) }
+            // Audited even when already ended: its credentials are revoked again.
+            AdminAudit.changed("sessions revoke", target: sid, user: session.email)
             print(session.state == .ended ? "session \(sid) was already ended; its refresh tokens are revoked"
                                           : "ended session \(sid) of \(session.email) and revoked its refresh tokens")
         }

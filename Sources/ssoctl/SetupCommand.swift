@@ -18,20 +18,36 @@ struct SetupCommand: ParsableCommand {
 
     func run() throws {
         let context = try Context.open(creatingMasterKey: true)
+        var created: [String] = []
         if attempt({ try context.keys.activeKID() }) == nil {
             let kid = attempt { try context.keys.rotate() }
+            created.append("signing key " + kid)
             print("created signing key \(kid)")
         }
         // The responders would create it too; creating it here first means
         // they never race each other to it.
         _ = attempt { try context.services.refreshSealingKey() }
         _ = attempt { try context.services.dpop() }
+        let demoBefore = demoInventory(context)
         // Before the demo clients, whose scopes must be registered first.
         attempt { try DemoData.ensureAPIs(context.services, config: context.config, demo: demo) }
         if demo { setUpDemo(context) }
+        created += demoInventory(context).subtracting(demoBefore).sorted()
+        // Scripts/run runs setup at every start: only a start that created
+        // something is an administrative change worth a line.
+        if !created.isEmpty { AdminAudit.changed("setup", target: created.joined(separator: ", ")) }
         if let appLinksDirectory {
             attempt { try AppLinkFiles.write(context.config, clients: context.clients.list(), to: appLinksDirectory) }
         }
+    }
+
+    /// The demo data present now (APIs, demo clients, demo user), to tell
+    /// afterwards what this run created: DemoData creates only what is missing.
+    func demoInventory(_ context: Context) -> Set<String> {
+        let apis = attempt { try context.services.apis.all() }.map { "API " + $0.audience }
+        let clients = DemoData.clientIDs.filter { clientID in attempt { try context.clients.find(clientID: clientID) } != nil }
+        let user = attempt { try context.users.find(email: DemoData.email) } != nil ? ["user " + DemoData.email] : []
+        return Set(apis + clients.map { "client " + $0 } + user)
     }
 
     func setUpDemo(_ context: Context) {

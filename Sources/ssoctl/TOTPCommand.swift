@@ -25,12 +25,16 @@ struct TOTPCommand: ParsableCommand {
         let context = try Context.open()
         if remove {
             let result = attempt { try context.services.accountChanges.removeTOTP(email: email) }
+            // A user with no enrolment is left as it was: nothing to audit.
+            if result.removed { AdminAudit.changed("user totp remove", target: result.user.email, user: result.user.email) }
             print(result.removed ? "removed TOTP for \(result.user.email): the next sign-in asks for the password only"
                                  : "\(result.user.email) has no TOTP enrolment; nothing changed")
             return
         }
         let user = attempt { try context.users.existing(email: email) }
         let secret = attempt { try context.services.totp.enrol(userID: user.id) }
+        // The event names the account only: the seed and its URI stay on standard output.
+        AdminAudit.changed("user totp", target: user.email, user: user.email)
         print(OTPAuthURI.totp(email: user.email, secret: secret))
     }
 }

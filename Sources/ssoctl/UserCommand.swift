@@ -21,6 +21,7 @@ struct UserCommand: ParsableCommand {
             let password = readSecretLine("password")
             let context = try Context.open()
             let user = attempt { try context.users.add(email: email, name: name, password: password, roles: role.isEmpty ? ["user"] : role) }
+            AdminAudit.changed("user add", target: user.email, user: user.email)
             print("added user \(user.email) (sub \(user.subject))")
         }
     }
@@ -37,6 +38,7 @@ struct UserCommand: ParsableCommand {
             let password = readSecretLine("password")
             let context = try Context.open()
             let result = attempt { try context.services.accountChanges.changePassword(email: email, password: password) }
+            AdminAudit.changed("user passwd", target: result.user.email, user: result.user.email)
             print("password changed for \(result.user.email); ended \(result.endedSessions.count) session(s)")
         }
     }
@@ -50,6 +52,7 @@ struct UserCommand: ParsableCommand {
         func run() throws {
             let context = try Context.open()
             let result = attempt { try context.services.accountChanges.disable(email: email) }
+            AdminAudit.changed("user disable", target: result.user.email, user: result.user.email)
             print("disabled \(result.user.email); ended \(result.endedSessions.count) session(s)")
         }
     }
@@ -63,6 +66,8 @@ struct UserCommand: ParsableCommand {
         func run() throws {
             let context = try Context.open()
             let result = attempt { try context.services.accountChanges.enable(email: email) }
+            // An account that was not disabled is left as it was: nothing to audit.
+            if result.wasDisabled { AdminAudit.changed("user enable", target: result.user.email, user: result.user.email) }
             print(result.wasDisabled ? "enabled \(result.user.email)" : "\(result.user.email) was not disabled; nothing changed")
         }
     }
@@ -79,6 +84,10 @@ struct UserCommand: ParsableCommand {
         func run() throws {
             let context = try Context.open()
             let result = attempt { try context.services.accountChanges.unlock(email: email) }
+            // Always a change (the failure count starts afresh); a lock cleared
+            // is also an account_unlocked event.
+            AdminAudit.changed("user unlock", target: result.user.email, user: result.user.email)
+            if result.lockedUntil != nil { AdminAudit.unlocked(user: result.user.email) }
             if let lockedUntil = result.lockedUntil {
                 print("unlocked \(result.user.email) (the lock would have ended at \(formatTime(lockedUntil)))")
             } else {
@@ -102,6 +111,7 @@ struct UserCommand: ParsableCommand {
             guard name != nil || !role.isEmpty else { fail("nothing to change for \(email): give --name NAME or --role ROLE") }
             let context = try Context.open()
             let user = attempt { try context.services.accountChanges.update(email: email, name: name, roles: role.isEmpty ? nil : role) }
+            AdminAudit.changed("user update", target: user.email, user: user.email)
             print("updated \(user.email): name \(user.name.debugDescription), roles \(user.roles.joined(separator: ","))")
         }
     }
@@ -120,6 +130,7 @@ struct UserCommand: ParsableCommand {
         func run() throws {
             let context = try Context.open()
             let erased = attempt { try context.services.accountChanges.delete(email: email) }
+            AdminAudit.changed("user delete", target: erased.user.email, user: erased.user.email)
             print("deleted user \(erased.user.email) (sub \(erased.user.subject)); ended \(erased.endedSessions) live session(s); deleted "
                   + "\(erased.sessions) session(s), \(erased.refreshTokens) refresh token(s), \(erased.deviceSecrets) device secret(s), "
                   + "\(erased.authorizationCodes) authorization code(s), \(erased.pendingAuthorizations) pending sign-in(s)"
