@@ -59,7 +59,10 @@ public enum AuditLog {
     /// Returns what went wrong, if events will go to standard error.
     @discardableResult
     public static func start(home: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        if let text = environment["GATEHOUSE_AUDIT_FD"], let fd = Int32(text), fd > 2, fcntl(fd, F_GETFL) & O_APPEND != 0 {
+        // Only an open descriptor opened for appending (F_GETFL fails with
+        // -1, all bits set, on one that is not open).
+        if let text = environment["GATEHOUSE_AUDIT_FD"], let fd = Int32(text), fd > 2, case let flags = fcntl(fd, F_GETFL), flags >= 0,
+           flags & O_APPEND != 0 {
             descriptor = fd
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             return nil

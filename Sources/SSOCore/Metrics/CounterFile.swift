@@ -31,7 +31,7 @@ public final class CounterFile {
     /// Maps `path` (created 0600 if missing; a file of another layout or
     /// endpoint starts from zero) for `endpoint`.
     public init(path: String, endpoint: String) throws {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)  // a FIFO must not hang the start
         guard fd >= 0 else { throw CounterFileError("cannot open \(path): errno \(errno)") }
         defer { close(fd) }
         var status = stat()

@@ -38,7 +38,8 @@ public enum MetricsExposition {
 
     /// One counter file's endpoint and slots; nil for anything else.
     static func read(_ path: String) -> (String, [UInt64])? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // O_NONBLOCK: a FIFO given a counter file's name must not hang the scrape.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var status = stat()
