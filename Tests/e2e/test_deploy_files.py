@@ -19,6 +19,7 @@ block that sets what Debian's /etc/nginx/nginx.conf sets at http level, so a
 directive that would clash with Debian's (duplicate ssl_protocols, say) fails
 here as it would on the machine.
 """
+import json
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ import signal
 import socket
 import struct
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -101,6 +103,26 @@ def nginx_upstreams():
     text = (NGINX_DIR / "gatehouse.conf").read_text()
     return {name: re.findall(r"server\s+unix:(\S+?);?\s", body + " ")
             for name, body in re.findall(r"upstream\s+(\S+)\s*\{([^}]*)\}", text)}
+
+
+def nginx_server_blocks(text):
+    """The body of every `server { ... }` block of an nginx file (nested
+    location blocks included), comments removed."""
+    code = re.sub(r"#[^\n]*", "", text)
+    blocks = []
+    for match in re.finditer(r"(?<![\w-])server\s*\{", code):
+        depth, index = 1, match.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(code[index], 0)
+            index += 1
+        blocks.append(code[match.end():index - 1])
+    return blocks
+
+
+def ops_server_blocks():
+    """The production server blocks that pass requests to the ops responder."""
+    text = (NGINX_DIR / "gatehouse.conf").read_text()
+    return [block for block in nginx_server_blocks(text) if re.search(r"fastcgi_pass\s+gatehouse_ops;", block)]
 
 
 def env_file_keys():
@@ -192,6 +214,43 @@ def test_production_nginx_keeps_the_dev_templates_headers_and_locations():
         assert f"limit_req zone=gatehouse_{burst[0]} burst={burst[1]} nodelay" in prod_text, burst
 
 
+def test_the_production_ops_listener_is_plain_http_on_loopback_only():
+    """/metrics and /health/* are for this machine's Prometheus, probes and
+    scripts: one server block, `listen 127.0.0.1:PORT` and nothing else (no
+    wildcard, no IPv6, no TLS, no public host), serving only its three paths."""
+    blocks = ops_server_blocks()
+    assert len(blocks) == 1, f"the ops upstream is passed to from {len(blocks)} server blocks (expected the ops listener only)"
+    block = blocks[0]
+    listens = re.findall(r"^\s*listen\s+([^;]+);", block, re.MULTILINE)
+    assert listens, "the ops server block has no listen directive"
+    for listen in listens:
+        address, *parameters = listen.split()
+        assert re.fullmatch(r"127\.0\.0\.1:\d{1,5}", address), f"the ops listener listens on {address}, not 127.0.0.1 only"
+        assert "ssl" not in parameters and "default_server" not in parameters, listen
+    assert re.findall(r"^\s*listen\s+127\.0\.0\.1:(\d+)", block, re.MULTILINE) == ["8447"], \
+        "docs, prometheus.yml and the alerts say 127.0.0.1:8447"
+    locations = re.findall(r"location\s+([^{]+?)\s*\{", block)
+    assert sorted(locations) == sorted(["= /metrics", "= /health/live", "= /health/ready", "/"]), locations
+    fallback = re.search(r"location\s+/\s*\{([^}]*)\}", block).group(1)
+    assert "return 404" in fallback and "fastcgi_pass" not in fallback
+
+    # No other server serves the ops paths, and the dev template agrees.
+    for other in nginx_server_blocks((NGINX_DIR / "gatehouse.conf").read_text()):
+        if other != block:
+            assert not re.search(r"location\s+[=~^]*\s*/(metrics|health)", other), "an ops path on a public server"
+    template = (ROOT / "nginx" / "gatehouse.conf.template").read_text()
+    assert re.search(r"listen 127\.0\.0\.1:@@OPS_PORT@@;", template), "the dev template's ops listener moved"
+
+
+def test_the_ops_port_is_documented_where_it_is_configured():
+    doc = DEPLOY_DOC.read_text()
+    assert "127.0.0.1:8447" in doc and "GATEHOUSE_OPS_PORT" in doc
+    assert "127.0.0.1:8447" in (DEPLOY / "monitoring" / "prometheus.yml").read_text()
+    # GATEHOUSE_OPS_PORT is Scripts/run's: the env file names it only as not used in production.
+    env_text = (DEPLOY / "gatehouse.env").read_text()
+    assert "GATEHOUSE_OPS_PORT" in env_text and "GATEHOUSE_OPS_PORT" not in env_file_keys()
+
+
 # ---------------------------------------------------------------- systemd
 
 def unit_settings(path, section):
@@ -217,6 +276,43 @@ def test_only_nginx_workers_may_connect_to_the_responder_sockets():
     for step in ("addgroup --system gatehouse-web", "adduser www-data gatehouse-web", "user gatehouse-web gatehouse-web;",
                  "`SocketUser=gatehouse`, `SocketGroup=gatehouse-web`, `SocketMode=0660`"):
         assert step in doc, step
+
+
+def test_the_audit_log_is_in_a_logs_directory_every_writer_agrees_on():
+    """Responders and the key rotation append to /var/log/gatehouse/audit.log:
+    systemd makes the directory (gatehouse's, 0700) and, under
+    ProtectSystem=strict, writable; the ssoctl wrapper names the same file."""
+    service = unit_settings(UNIT_DIR / "gatehouse@.service", "Service")
+    assert service["ProtectSystem"] == "strict"
+    assert (service["LogsDirectory"], service["LogsDirectoryMode"]) == ("gatehouse", "0700")
+
+    def audit_log(path):
+        return re.findall(r"^Environment=GATEHOUSE_AUDIT_LOG=(\S+)$", path.read_text(), re.MULTILINE)
+
+    assert audit_log(UNIT_DIR / "gatehouse@.service") == ["/var/log/gatehouse/audit.log"]
+    rotation = unit_settings(UNIT_DIR / "gatehouse-key-rotation.service", "Service")
+    assert (rotation["LogsDirectory"], rotation["LogsDirectoryMode"]) == ("gatehouse", "0700")
+    assert audit_log(UNIT_DIR / "gatehouse-key-rotation.service") == ["/var/log/gatehouse/audit.log"]
+    assert re.search(r"^GATEHOUSE_AUDIT_LOG=/var/log/gatehouse/audit\.log$", (DEPLOY / "sbin" / "ssoctl").read_text(), re.MULTILINE)
+    # The counter files stay in the home, which is already writable.
+    assert "GATEHOUSE_METRICS_DIR" not in "".join(path.read_text() for path in UNIT_DIR.iterdir())
+
+
+def test_the_launcher_names_the_slot_and_the_socket_directory(tmp_path):
+    """gatehouse-responder exports GATEHOUSE_SLOT (the counter file's name)
+    and GATEHOUSE_SOCKET_DIR, the directory gatehouse@.socket listens in."""
+    shutil.copyfile(DEPLOY / "bin" / "gatehouse-responder", tmp_path / "gatehouse-responder")
+    (tmp_path / "gatehouse-responder").chmod(0o755)
+    (tmp_path / "ops").write_text('#!/bin/sh\nprintf "%s %s\\n" "$GATEHOUSE_SLOT" "$GATEHOUSE_SOCKET_DIR"\n')
+    (tmp_path / "ops").chmod(0o755)
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("GATEHOUSE_")}
+    result = subprocess.run([str(tmp_path / "gatehouse-responder"), "ops-1"], capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, env=environment, timeout=10)
+    assert result.returncode == 0, result.stderr
+    slot, socket_dir = result.stdout.split()
+    assert slot == "ops-1"
+    listen = unit_settings(UNIT_DIR / "gatehouse@.socket", "Socket")["ListenStream"]
+    assert listen == f"{socket_dir}/%i.sock"
 
 
 def installed_layout(tmp_path):
@@ -356,6 +452,118 @@ def test_a_slot_serves_on_the_socket_handed_as_stdin_and_stops_cleanly_on_sigusr
         log.close()
     association = (home / "applinks" / ".well-known" / "apple-app-site-association").read_text()
     assert environment["GATEHOUSE_IOS_BUNDLE_ID"] in association
+
+
+def start_slot(bin_dir, tmp_path, slot, environment):
+    """gatehouse-responder SLOT on a listening socket handed as stdin, as
+    systemd starts it; returns (process, socket path)."""
+    socket_path = str(tmp_path / f"{slot}.sock")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(socket_path)
+    listener.listen(16)
+    log = open(tmp_path / f"{slot}.log", "w")
+    process = subprocess.Popen([str(bin_dir / "gatehouse-responder"), slot], stdin=listener.fileno(),
+                               stdout=log, stderr=log, env=environment)
+    listener.close()
+    log.close()
+    return process, socket_path
+
+
+def stop_slot(process):
+    if process.poll() is None:
+        process.send_signal(signal.SIGUSR1)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_the_ops_slot_sums_the_slots_counter_files_and_answers_ready(tmp_path):
+    """ops-1 as systemd starts it, beside discovery-1: each slot counts into
+    metrics/ENDPOINT-N.metrics in the home (GATEHOUSE_SLOT from the
+    launcher), and ops-1's /metrics sums them; /health/ready writes to the
+    database and finds the signing key `ssoctl setup` made."""
+    bin_dir, _ = installed_layout(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    environment = production_environment(home)
+    setup = subprocess.run([str(bin_dir / "ssoctl"), "setup"], env=environment, capture_output=True, text=True, timeout=30)
+    assert setup.returncode == 0, setup.stderr
+    discovery, discovery_socket = start_slot(bin_dir, tmp_path, "discovery-1", environment)
+    ops, ops_socket = start_slot(bin_dir, tmp_path, "ops-1", environment)
+    try:
+        head, _ = fastcgi_get(discovery_socket, "/.well-known/openid-configuration")
+        assert "Status: 200" in head or "Status" not in head, head
+        deadline = time.time() + 10
+        while True:
+            head, body = fastcgi_get(ops_socket, "/metrics")
+            assert "Status: 200" in head or "Status" not in head, head
+            if 'gatehouse_http_requests_total{endpoint="discovery",code="200"} 1' in body.decode():
+                break
+            assert time.time() < deadline, body.decode()[:2000]
+            time.sleep(0.1)
+        assert "gatehouse_ready 1" in body.decode()
+        head, body = fastcgi_get(ops_socket, "/health/ready")
+        assert "Status: 200" in head or "Status" not in head, (head, body)
+        assert b'"status":"ready"' in body
+    finally:
+        stop_slot(discovery)
+        stop_slot(ops)
+    files = sorted(path.name for path in (home / "metrics").iterdir())
+    assert "discovery-1.metrics" in files and "ops-1.metrics" in files, files
+    assert oct((home / "metrics" / "discovery-1.metrics").stat().st_mode & 0o777) == "0o600"
+
+
+def _gatehouse_account():
+    try:
+        import pwd
+        return pwd.getpwnam("gatehouse")
+    except KeyError:
+        return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or _gatehouse_account() is None or shutil.which("setpriv") is None,
+                    reason="needs root, the gatehouse user and setpriv")
+def test_the_ssoctl_wrapper_audits_the_sudo_user_into_a_log_gatehouse_owns(tmp_path):
+    """deploy/sbin/ssoctl from root: ssoctl opens the audit log before it
+    becomes gatehouse, so admin_change names $SUDO_USER, not gatehouse; the
+    log's directory and file are made gatehouse's (0700, 0600) so the
+    responders can append to them; the home stays gatehouse's."""
+    account = _gatehouse_account()
+    # Directories gatehouse can reach (pytest's own tmp_path is root's 0700).
+    base = Path(tempfile.mkdtemp(prefix="gatehouse-wrapper-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        home, log_dir = base / "home", base / "log" / "gatehouse"
+        home.mkdir()
+        (base / "log").mkdir()
+        os.chown(home, account.pw_uid, account.pw_gid)
+        home.chmod(0o711)
+        env_file = base / "gatehouse.env"
+        env_file.write_text((DEPLOY / "gatehouse.env").read_text()
+                            + f"\nGATEHOUSE_HOME={home}\nGATEHOUSE_AUDIT_LOG={log_dir}/audit.log\n")
+        environment = {key: value for key, value in os.environ.items() if not key.startswith("GATEHOUSE_")}
+        environment.update(GATEHOUSE_SSOCTL_BIN=str(BIN_DIR / "ssoctl"), GATEHOUSE_ENV_FILE=str(env_file),
+                           SUDO_USER="deploy-test-admin")
+        wrapper = str(DEPLOY / "sbin" / "ssoctl")
+        setup = subprocess.run([wrapper, "setup"], env=environment, capture_output=True, text=True, timeout=60)
+        assert setup.returncode == 0, setup.stderr
+        added = subprocess.run([wrapper, "user", "add", "wrapper@example.com", "--name", "Wrapper", "--password-stdin"],
+                               env=environment, input="a long password 1\n", capture_output=True, text=True, timeout=60)
+        assert added.returncode == 0, added.stderr
+
+        assert (log_dir.stat().st_uid, oct(log_dir.stat().st_mode & 0o777)) == (account.pw_uid, "0o700")
+        audit = log_dir / "audit.log"
+        assert (audit.stat().st_uid, oct(audit.stat().st_mode & 0o777)) == (account.pw_uid, "0o600")
+        lines = [json.loads(line) for line in audit.read_text().splitlines()]
+        changes = [line for line in lines if line["event"] == "admin_change"]
+        assert [line["reason"] for line in changes] == ["setup", "user add"], lines
+        assert {line["actor"] for line in changes} == {"deploy-test-admin"}, lines
+        for path in home.rglob("*"):
+            assert path.stat().st_uid == account.pw_uid, f"{path} is not gatehouse's"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- backup and restore
