@@ -48,11 +48,13 @@ public final class LogoutResponder: Responder {
             let link = "/logout?" + FormParser.encode(logout.parameters + [("confirm", Self.confirmation(for: cookieSecret))])
             return LogoutPages.confirm(link: link)
         }
-        let ending = [browserSession, try session(namedBy: logout.hint)].compactMap { $0 }
-        try end(Set(ending.map(\.sid)))
-        for sid in Set(ending.map(\.sid)).sorted() {
-            let user = try ending.first { $0.sid == sid }.flatMap { try users.find(id: $0.userID) }
-            SecurityEvents.logout(user: user?.email, client: logout.client?.clientID, ip: request.remoteAddress, sid: sid)
+        // The browser's session and the hint's may be one (sids are ours: ASCII).
+        let ending = Dictionary([browserSession, try session(namedBy: logout.hint)].compactMap { $0 }.map { ($0.sid, $0) },
+                                uniquingKeysWith: { first, _ in first })
+        try end(Set(ending.keys))
+        for (sid, session) in ending.sorted(by: { $0.key < $1.key }) {
+            SecurityEvents.logout(user: try users.find(id: session.userID)?.email, client: logout.client?.clientID,
+                                  ip: request.remoteAddress, sid: sid)
         }
         var response = finish(logout)
         // Cleared whether or not it named a live session: a stale cookie is

@@ -16,10 +16,7 @@ public enum ResponderSockets {
     /// Each pool (ENDPOINT) in `directory` with the states of its slots.
     public static func probe(directory: String) -> [String: [SlotState]] {
         var pools: [String: [SlotState]] = [:]
-        guard let folder = opendir(directory) else { return pools }
-        defer { closedir(folder) }
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in DirectoryNames.of(directory) {
             guard let endpoint = endpoint(ofSocket: name) else { continue }
             pools[endpoint, default: []].append(state(of: directory + "/" + name))
         }

@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// Why a DPoP proof was refused (RFC 9449 §4.3); `detail` is for the log.
 public struct DPoPError: Error, Equatable, CustomStringConvertible {
-    public enum Reason: String, Sendable {
+    public enum Reason: String, CaseIterable, Sendable {
         case missing, repeated, malformed, wrongType, unsupportedAlgorithm, badKey, privateKeyIncluded, badSignature
         case wrongMethod, wrongURI, stale, missingAccessTokenHash, wrongAccessTokenHash, replayed, wrongKey
     }

@@ -125,9 +125,8 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
         switch self {
         case .tokensIssued: ["authorization_code", "refresh_token", "token_exchange", "client_credentials"]
         case .logins: LoginResult.allCases.map(\.rawValue)
-        case .dpopProofsRejected:
-            ["missing", "repeated", "malformed", "wrong_type", "unsupported_algorithm", "bad_key", "private_key_included",
-             "bad_signature", "wrong_method", "wrong_uri", "stale", "missing_ath", "wrong_ath", "replayed", "wrong_key", "nonce"]
+        // "nonce": a proof without the server's current nonce (use_dpop_nonce).
+        case .dpopProofsRejected: DPoPError.Reason.allCases.map(\.metricLabel) + ["nonce"]
         case .jwksFetches: ["ok", "failed"]
         case .accessTokenRefusals:
             ["missing_token", "malformed_token", "token_expired", "invalid_signature", "unknown_signing_key", "invalid_issuer",

@@ -24,10 +24,7 @@ public enum MetricsExposition {
     /// Summed slots by endpoint, from every valid counter file in `directory`.
     public static func collect(directory: String) -> [String: [UInt64]] {
         var sums: [String: [UInt64]] = [:]
-        guard let folder = opendir(directory) else { return sums }
-        defer { closedir(folder) }
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in DirectoryNames.of(directory) {
             guard name.hasSuffix(".metrics"), let (endpoint, slots) = read(directory + "/" + name) else { continue }
             var total = sums[endpoint] ?? [UInt64](repeating: 0, count: MetricCatalogue.slotCount)
             for index in total.indices { total[index] &+= slots[index] }
