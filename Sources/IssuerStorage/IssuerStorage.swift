@@ -50,6 +50,7 @@ public protocol IssuerReads {
     var revokedAccessTokens: any RevokedAccessTokenReads { get }
     var deviceSecrets: any DeviceSecretReads { get }
     var loginThrottle: any LoginThrottleReads { get }
+    var passkeys: any PasskeyReads { get }
 }
 
 /// Write access to every aggregate, inside one transaction.
@@ -69,4 +70,6 @@ public protocol IssuerWrites {
     var deviceSecrets: any DeviceSecretStore { get }
     var loginThrottle: any LoginThrottleStore { get }
     var dpopProofs: any DPoPProofStore { get }
+    var passkeys: any PasskeyStore { get }
+    var webAuthnChallenges: any WebAuthnChallengeStore { get }
 }

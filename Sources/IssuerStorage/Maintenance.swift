@@ -95,6 +95,8 @@ public struct IssuerStatistics: Equatable, Sendable, Encodable {
     }
 
     public var users: Users
+    /// Registered passkeys (WebAuthn credentials), every user's.
+    public var passkeys: Int64
     public var clients: Clients
     public var liveSSOSessions: Int64
     public var refreshTokens: RefreshTokens
@@ -107,10 +109,11 @@ public struct IssuerStatistics: Equatable, Sendable, Encodable {
     public var databaseBytes: Int64
     public var walBytes: Int64
 
-    public init(users: Users, clients: Clients, liveSSOSessions: Int64, refreshTokens: RefreshTokens, outstandingAuthorizationCodes: Int64,
-                revokedAccessTokens: Int64, signingKeys: [String: Int64], liveDeviceSecrets: Int64, loginThrottle: LoginThrottleCounters,
+    public init(users: Users, passkeys: Int64, clients: Clients, liveSSOSessions: Int64, refreshTokens: RefreshTokens,
+                outstandingAuthorizationCodes: Int64, revokedAccessTokens: Int64, signingKeys: [String: Int64], liveDeviceSecrets: Int64, loginThrottle: LoginThrottleCounters,
                 databaseBytes: Int64, walBytes: Int64) {
         self.users = users
+        self.passkeys = passkeys
         self.clients = clients
         self.liveSSOSessions = liveSSOSessions
         self.refreshTokens = refreshTokens
@@ -124,7 +127,7 @@ public struct IssuerStatistics: Equatable, Sendable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case users, clients
+        case users, passkeys, clients
         case liveSSOSessions = "live_sso_sessions"
         case refreshTokens = "refresh_tokens"
         case outstandingAuthorizationCodes = "outstanding_authorization_codes"

@@ -7,7 +7,7 @@ import PostgreSQLClient
 /// the unique index and the lookup use, so both backends agree on which
 /// spellings are one address, byte for byte.
 public enum PostgreSQLIssuerSchema {
-    public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4)]
+    public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -243,5 +243,36 @@ public enum PostgreSQLIssuerSchema {
             node TEXT PRIMARY KEY,
             written_at BIGINT NOT NULL
         );
+        """
+
+    /// Passkeys (WebAuthn credentials) and the single-use WebAuthn
+    /// challenges (as SQLite's migration 11): credential ids and challenge
+    /// hashes are BYTEA, compared byte for byte.
+    static let version5 = """
+        CREATE TABLE passkeys (
+            credential_id BYTEA PRIMARY KEY CHECK (octet_length(credential_id) BETWEEN 1 AND 1023),
+            user_id BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            public_key_cose BYTEA NOT NULL,
+            algorithm BIGINT NOT NULL,
+            sign_count BIGINT NOT NULL,
+            name TEXT NOT NULL,
+            aaguid BYTEA NOT NULL,
+            backup_eligible BIGINT NOT NULL CHECK (backup_eligible IN (0, 1)),
+            backup_state BIGINT NOT NULL CHECK (backup_state IN (0, 1)),
+            transports TEXT NOT NULL DEFAULT '',
+            created_at BIGINT NOT NULL,
+            last_used_at BIGINT
+        );
+        CREATE INDEX passkeys_user ON passkeys(user_id);
+        CREATE TABLE webauthn_challenges (
+            challenge_hash BYTEA PRIMARY KEY CHECK (octet_length(challenge_hash) = 32),
+            purpose TEXT NOT NULL,
+            user_id BIGINT REFERENCES users(id) ON DELETE CASCADE,
+            binding BYTEA,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT
+        );
+        CREATE INDEX webauthn_challenges_expiry ON webauthn_challenges(expires_at);
+        CREATE INDEX webauthn_challenges_user ON webauthn_challenges(user_id);
         """
 }

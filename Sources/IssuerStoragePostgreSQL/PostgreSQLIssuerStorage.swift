@@ -110,6 +110,8 @@ final class PostgreSQLStores {
     let devices: PostgreSQLDeviceSecretStore
     let throttle: PostgreSQLLoginThrottleStore
     let dpopProofs: PostgreSQLDPoPProofStore
+    let passkeys: PostgreSQLPasskeyStore
+    let webAuthnChallenges: PostgreSQLWebAuthnChallengeStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -129,6 +131,8 @@ final class PostgreSQLStores {
         devices = PostgreSQLDeviceSecretStore(connection: connection)
         throttle = PostgreSQLLoginThrottleStore(connection: connection)
         dpopProofs = PostgreSQLDPoPProofStore(connection: connection)
+        passkeys = PostgreSQLPasskeyStore(connection: connection)
+        webAuthnChallenges = PostgreSQLWebAuthnChallengeStore(connection: connection)
     }
 
     struct Reads: IssuerReads {
@@ -146,6 +150,7 @@ final class PostgreSQLStores {
         var revokedAccessTokens: any RevokedAccessTokenReads { stores.revoked }
         var deviceSecrets: any DeviceSecretReads { stores.devices }
         var loginThrottle: any LoginThrottleReads { stores.throttle }
+        var passkeys: any PasskeyReads { stores.passkeys }
     }
 
     struct Writes: IssuerWrites {
@@ -165,5 +170,7 @@ final class PostgreSQLStores {
         var deviceSecrets: any DeviceSecretStore { stores.devices }
         var loginThrottle: any LoginThrottleStore { stores.throttle }
         var dpopProofs: any DPoPProofStore { stores.dpopProofs }
+        var passkeys: any PasskeyStore { stores.passkeys }
+        var webAuthnChallenges: any WebAuthnChallengeStore { stores.webAuthnChallenges }
     }
 }

@@ -20,6 +20,7 @@ struct PostgreSQLMaintenance: StorageMaintenance {
             ("revoked_access_tokens", "expires_at <= $1", [.integer(now - policy.accessTokenLeeway)]),
             ("pushed_authorizations", "expires_at <= $1 OR used_at IS NOT NULL", [.integer(now)]),
             ("dpop_proofs", "expires_at <= $1", [.integer(now)]),
+            ("webauthn_challenges", "expires_at <= $1 OR used_at IS NOT NULL", [.integer(now)]),
             ("device_secrets", "revoked_at IS NOT NULL OR expires_at <= $1", [.integer(now)]),
             ("sso_sessions", """
                 coalesce(ended_at, expires_at) <= $1 AND (ended_at IS NOT NULL OR expires_at <= $2)
@@ -83,6 +84,7 @@ struct PostgreSQLMaintenance: StorageMaintenance {
             """, [.integer(now), .integer(now - 3600)])
         return IssuerStatistics(
             users: .init(total: users?.int(0) ?? 0, disabled: users?.int(1) ?? 0),
+            passkeys: try count("SELECT count(*) FROM passkeys"),
             clients: .init(total: clients?.int(0) ?? 0, confidential: clients?.int(1) ?? 0),
             liveSSOSessions: try count("""
                 SELECT count(*) FROM sso_sessions s WHERE s.ended_at IS NULL AND s.expires_at > $1

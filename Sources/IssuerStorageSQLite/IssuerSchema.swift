@@ -18,6 +18,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.apisAndClientSettings,
         IssuerMigrations.senderConstraint,
         IssuerMigrations.readinessProbes,
+        IssuerMigrations.passkeys,
     ]
 
     /// Opens the issuer database at `path` and brings its schema up to date.

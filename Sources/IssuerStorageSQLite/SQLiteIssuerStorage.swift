@@ -58,6 +58,8 @@ final class SQLiteStores {
     let deviceStore: SQLiteDeviceSecretStore
     let throttleStore: SQLiteLoginThrottleStore
     let dpopProofStore: SQLiteDPoPProofStore
+    let passkeyStore: SQLitePasskeyStore
+    let webAuthnChallengeStore: SQLiteWebAuthnChallengeStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -78,6 +80,8 @@ final class SQLiteStores {
         deviceStore = SQLiteDeviceSecretStore(database: database)
         throttleStore = SQLiteLoginThrottleStore(database: database)
         dpopProofStore = SQLiteDPoPProofStore(database: database)
+        passkeyStore = SQLitePasskeyStore(database: database)
+        webAuthnChallengeStore = SQLiteWebAuthnChallengeStore(database: database)
     }
 
     struct Reads: IssuerReads {
@@ -95,6 +99,7 @@ final class SQLiteStores {
         var revokedAccessTokens: any RevokedAccessTokenReads { stores.revokedStore }
         var deviceSecrets: any DeviceSecretReads { stores.deviceStore }
         var loginThrottle: any LoginThrottleReads { stores.throttleStore }
+        var passkeys: any PasskeyReads { stores.passkeyStore }
     }
 
     struct Writes: IssuerWrites {
@@ -114,5 +119,7 @@ final class SQLiteStores {
         var deviceSecrets: any DeviceSecretStore { stores.deviceStore }
         var loginThrottle: any LoginThrottleStore { stores.throttleStore }
         var dpopProofs: any DPoPProofStore { stores.dpopProofStore }
+        var passkeys: any PasskeyStore { stores.passkeyStore }
+        var webAuthnChallenges: any WebAuthnChallengeStore { stores.webAuthnChallengeStore }
     }
 }

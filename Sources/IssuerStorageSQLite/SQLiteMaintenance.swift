@@ -26,6 +26,8 @@ struct SQLiteMaintenance: StorageMaintenance {
             // a proof's jti is remembered only for its acceptance window.
             ("pushed_authorizations", "expires_at <= ? OR used_at IS NOT NULL", [.integer(now)]),
             ("dpop_proofs", "expires_at <= ?", [.integer(now)]),
+            // A WebAuthn challenge is good until it expires or is used once.
+            ("webauthn_challenges", "expires_at <= ? OR used_at IS NOT NULL", [.integer(now)]),
             // A revoked or expired device secret can never be accepted again.
             ("device_secrets", "revoked_at IS NOT NULL OR expires_at <= ?", [.integer(now)]),
             // Ended or expired sessions stay a while for `ssoctl sessions list`,

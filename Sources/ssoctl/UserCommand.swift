@@ -7,7 +7,7 @@ struct UserCommand: ParsableCommand {
         commandName: "user", abstract: "Add, change, disable, unlock, delete and list users; enrol or remove TOTP.",
         discussion: "EMAIL finds the account whatever the case of its ASCII letters; one with a control character is refused.",
         subcommands: [Add.self, Passwd.self, Update.self, Disable.self, Enable.self, Unlock.self, Delete.self, List.self,
-                      TOTPCommand.self])
+                      TOTPCommand.self, PasskeysCommand.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")
@@ -133,8 +133,8 @@ struct UserCommand: ParsableCommand {
             AdminAudit.changed("user delete", target: erased.user.email, user: erased.user.email)
             print("deleted user \(erased.user.email) (sub \(erased.user.subject)); ended \(erased.endedSessions) live session(s); deleted "
                   + "\(erased.sessions) session(s), \(erased.refreshTokens) refresh token(s), \(erased.deviceSecrets) device secret(s), "
-                  + "\(erased.authorizationCodes) authorization code(s), \(erased.pendingAuthorizations) pending sign-in(s)"
-                  + (erased.totp ? ", the TOTP seed" : ""))
+                  + "\(erased.authorizationCodes) authorization code(s), \(erased.pendingAuthorizations) pending sign-in(s), "
+                  + "\(erased.passkeys) passkey(s)" + (erased.totp ? ", the TOTP seed" : ""))
         }
     }
 

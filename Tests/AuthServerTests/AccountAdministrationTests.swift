@@ -150,6 +150,17 @@ final class AccountAdministrationTests: SessionEndpointsTestCase {
         _ = harness.login(try harness.startLogin(), password: "wrong password")
         let (bob, _) = try harness.addUser("bob@example.com", totp: true)
         let bobsTokens = try signInAndExchangeAs("bob@example.com")
+        // Two passkeys of alice's, one of bob's.
+        func passkey(_ id: [UInt8], _ userID: Int64) -> PasskeyRecord {
+            PasskeyRecord(credentialID: id, userID: userID, publicKeyCOSE: [0xA5], algorithm: -7, signCount: 0, name: "Key",
+                          aaguid: [UInt8](repeating: 0, count: 16), backupEligible: false, backupState: false, transports: ["usb"],
+                          createdAt: clock.now)
+        }
+        try issuer.storage.write { tx in
+            for (id, userID) in [([0, 1, 0xFF], harness.alice.id), ([0, 2], harness.alice.id), ([0, 3], bob.id)] as [([UInt8], Int64)] {
+                XCTAssertTrue(try tx.passkeys.add(passkey(id, userID)))
+            }
+        }
 
         let erased = try changes.delete(email: "ALICE@example.com")
         XCTAssertEqual(erased.user, harness.alice)
@@ -160,10 +171,11 @@ final class AccountAdministrationTests: SessionEndpointsTestCase {
         XCTAssertEqual(erased.authorizationCodes, 1)
         XCTAssertEqual(erased.pendingAuthorizations, 1)
         XCTAssertTrue(erased.totp)
+        XCTAssertEqual(erased.passkeys, 2)
         for row in try everyRow() {
             XCTAssertFalse(row.contains(harness.alice.subject) || row.contains(DemoData.email), "left behind: \(row)")
         }
-        for table in ["sso_sessions", "refresh_tokens", "device_secrets", "authorization_codes", "totp_credentials"] {
+        for table in ["sso_sessions", "refresh_tokens", "device_secrets", "authorization_codes", "totp_credentials", "passkeys"] {
             XCTAssertEqual(try issuer.count(table, "user_id = ?", [.integer(harness.alice.id)]), 0, table)
         }
         XCTAssertEqual(try issuer.count("pending_authorizations", "password_verified_user_id = ?", [.integer(harness.alice.id)]), 0)
@@ -187,6 +199,7 @@ final class AccountAdministrationTests: SessionEndpointsTestCase {
         XCTAssertEqual(userinfoGET(bobsTokens.accessToken).status, 200)
         XCTAssertEqual(refreshGrant(try XCTUnwrap(bobsTokens.refreshToken)).status, 200)
         XCTAssertTrue(try harness.totpStore.isEnrolled(userID: bob.id))
+        XCTAssertEqual(try issuer.storage.read.passkeys.list(userID: bob.id).map(\.credentialID), [[0, 3]])
 
         // The address again: a new account, a new sub, none of the old tokens.
         let again = try issuer.users.add(email: DemoData.email, name: DemoData.name, password: H.password)
@@ -195,6 +208,7 @@ final class AccountAdministrationTests: SessionEndpointsTestCase {
         XCTAssertEqual(refreshGrant(refresh).status, 400)
         XCTAssertEqual(try harness.sessions.list(userID: again.id), [])
         XCTAssertFalse(try harness.totpStore.isEnrolled(userID: again.id))
+        XCTAssertEqual(try issuer.storage.read.passkeys.list(userID: again.id), [])
         XCTAssertEqual(try harness.verifiedJWT(try signInAndExchange().accessToken).claims["sub"] as? String, again.subject)
     }
 

@@ -24,6 +24,7 @@ final class IssuerStatisticsTests: SignInTestCase {
     func testAFreshIssuer() throws {
         let stats = try stats()
         XCTAssertEqual(stats.users, .init(total: 1, disabled: 0))
+        XCTAssertEqual(stats.passkeys, 0)
         XCTAssertEqual(stats.clients, .init(total: 2, confidential: 0))
         XCTAssertEqual(stats.liveSSOSessions, 0)
         XCTAssertEqual(stats.refreshTokens, .init(live: 0, stored: 0))
@@ -141,7 +142,7 @@ final class IssuerStatisticsTests: SignInTestCase {
 
     func testJSONUsesSnakeCaseKeys() throws {
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(JSON.encode(try stats()))) as? [String: Any])
-        XCTAssertEqual(Set(object.keys), ["users", "clients", "live_sso_sessions", "refresh_tokens", "outstanding_authorization_codes",
+        XCTAssertEqual(Set(object.keys), ["users", "passkeys", "clients", "live_sso_sessions", "refresh_tokens", "outstanding_authorization_codes",
                                           "revoked_access_tokens", "signing_keys", "live_device_secrets", "login_throttle",
                                           "database_bytes", "wal_bytes"])
         XCTAssertEqual((object["refresh_tokens"] as? [String: Any])?.keys.sorted(), ["live", "stored"])
@@ -159,6 +160,7 @@ final class IssuerStatisticsTests: SignInTestCase {
         typealias Q = SQLiteStatisticsQuery
         XCTAssertEqual(try plan(Q.liveRefreshTokensSQL, [now]), "SCAN refresh_tokens", "one pass, no per-row table lookups")
         XCTAssertTrue(try plan(Q.storedRefreshTokensSQL, []).contains("COVERING INDEX"), "count(*) over an index, not the table")
+        XCTAssertTrue(try plan(Q.passkeysSQL, []).contains("COVERING INDEX"), "count(*) over passkeys_user, not the table")
         XCTAssertEqual(try plan(Q.liveSSOSessionsSQL, [now]),
                        "SCAN s | CORRELATED SCALAR SUBQUERY 1 | SEARCH u USING INTEGER PRIMARY KEY (rowid=?)")
         XCTAssertEqual(try plan(Q.outstandingCodesSQL, [now]), "SEARCH authorization_codes USING INDEX authorization_codes_expiry (expires_at>?)")

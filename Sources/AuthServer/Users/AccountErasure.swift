@@ -12,6 +12,8 @@ public struct ErasedAccount: Equatable, Sendable {
     public let authorizationCodes: Int
     public let pendingAuthorizations: Int
     public let totp: Bool
+    /// Passkeys (WebAuthn credentials) deleted.
+    public let passkeys: Int
 }
 
 extension AccountChanges {
@@ -19,8 +21,10 @@ extension AccountChanges {
     /// deleted with everything that names the user (refresh tokens, device
     /// secrets, authorization codes, pending sign-ins verified for the user
     /// or bound to its `sub` by an id_token_hint, the TOTP seed, the
-    /// account's throttle counter), then the user row. Sessions go before
-    /// the user: `sso_sessions.user_id` references `users(id)`.
+    /// passkeys, the account's throttle counter), then the user row (the
+    /// WebAuthn challenges issued to it go with it: ON DELETE CASCADE).
+    /// Sessions go before the user: `sso_sessions.user_id` references
+    /// `users(id)`.
     ///
     /// The running responders refuse what the user held at once, with no
     /// cache to expire: a refresh token or code is unknown (`invalid_grant`),
@@ -43,7 +47,8 @@ extension AccountChanges {
                 deviceSecrets: try tx.deviceSecrets.deleteAll(userID: user.id),
                 authorizationCodes: try tx.authorizationCodes.deleteAll(userID: user.id),
                 pendingAuthorizations: try tx.pendingAuthorizations.deleteAll(userID: user.id, subject: user.subject),
-                totp: try tx.totp.remove(userID: user.id))
+                totp: try tx.totp.remove(userID: user.id),
+                passkeys: try tx.passkeys.removeAll(userID: user.id))
             try LoginThrottle.forgetAccount(userID: user.id, tx, now: now)
             guard try tx.users.delete(userID: user.id) else { throw ValidationError("no user with email \(email)") }
             return erased
