@@ -2,7 +2,14 @@ import AuthServer
 import IssuerComposition
 import SSOCore
 
-// The login responder: POST /login from the static login page.
+// The login responder: POST /login from the static login page, the login
+// page's passkey sign-in (/login/passkey/options, /login/passkey), and the
+// signed-in user's /account page with its passkey endpoints.
 ResponderProcess.run(endpoint: "login") { config in
-    try LoginResponder(services: try IssuerComposition.services(config))
+    let services = try IssuerComposition.services(config)
+    let login = try LoginResponder(services: services)
+    let account = AccountResponder(services: services)
+    var routes: [String: Responder] = ["/login": login, LoginResponder.passkeyOptionsPath: login, LoginResponder.passkeyPath: login]
+    for path in AccountResponder.paths { routes[path] = account }
+    return PathRouter(routes)
 }

@@ -1,7 +1,10 @@
 import IssuerStorage
 import SSOCore
 
-/// `POST /login`: the target of the static sign-in pages.
+/// `POST /login`: the target of the static sign-in pages; and the login
+/// page's passkey sign-in (`POST /login/passkey/options`, `/login/passkey`,
+/// LoginResponder+Passkeys.swift), which share its checks: the same
+/// cross-site refusal, pending request and form token.
 ///
 /// One step for a password-only account: the password form (login.html)
 /// completes the pending authorization request. Two steps for an account
@@ -61,6 +64,11 @@ public final class LoginResponder: Responder {
         }
         let step = LoginStep(cookieSecret: cookieSecret, formToken: formToken, address: request.remoteAddress,
                              clientID: waiting.request.clientID)
+        switch request.path {
+        case Self.passkeyOptionsPath: return try passkeyOptions(step)
+        case Self.passkeyPath: return try verifyPasskey(form, step)
+        default: break
+        }
         // The TOTP page's form is the one with an `otp` field.
         if form.names.contains("otp") { return try verifySecondFactor(form, step) }
         return try verifyPassword(form, step)

@@ -16,6 +16,7 @@ import SSOCore
 /// | `refresh_reuse_detected` | a spent refresh token came back; its family is revoked |
 /// | `token_exchange` | Native SSO gave an app tokens for another app's sign-in |
 /// | `admin_change` | an ssoctl command changed users, clients, APIs, keys or sessions |
+/// | `passkey_added`, `passkey_removed` | the user changed their passkeys on /account |
 public enum SecurityEvents {
     public static func signIn(_ result: LoginResult, user: User?, client: String?, ip: String, sid: String? = nil) {
         Metrics.count(.logins, result.rawValue)
@@ -65,6 +66,15 @@ public enum SecurityEvents {
     /// an audience, a kid or a sid); `actor` is the operating-system user.
     public static func adminChange(_ command: String, target: String?, actor: String, user: String? = nil, client: String? = nil) {
         AuditLog.record(AuditEvent(event: "admin_change", user: user, client: client, reason: command, actor: actor, target: target))
+    }
+
+    /// The signed-in user added a passkey on /account (`reason`: its name).
+    public static func passkeyAdded(user: String, ip: String, sid: String, name: String) {
+        AuditLog.record(AuditEvent(event: "passkey_added", user: user, ip: ip, reason: name, sid: sid))
+    }
+
+    public static func passkeyRemoved(user: String, ip: String, sid: String) {
+        AuditLog.record(AuditEvent(event: "passkey_removed", user: user, ip: ip, sid: sid))
     }
 
     public static func accountUnlocked(user: String, actor: String) {

@@ -7,6 +7,17 @@ public enum AuthenticationMethods {
     /// RFC 8176 §2: "otp: One-time password", here TOTP (RFC 6238).
     public static let oneTimePassword = "otp"
 
+    /// RFC 8176 §2: "hwk: Proof-of-Possession (PoP) of a hardware-secured
+    /// key", a passkey bound to its device.
+    public static let hardwareKey = "hwk"
+    /// RFC 8176 §2: "swk: Proof-of-Possession (PoP) of a software-secured
+    /// key", a synced passkey (its key leaves the device, to the user's
+    /// other devices).
+    public static let softwareKey = "swk"
+    /// RFC 8176 §2: "mfa: Multiple-factor authentication": a passkey's key
+    /// and the user verification (biometric or PIN) it required.
+    public static let multiFactor = "mfa"
+
     public static let passwordOnly = [password]
     public static let passwordAndTOTP = [password, oneTimePassword]
 
@@ -17,7 +28,7 @@ public enum AuthenticationMethods {
     public static let multiFactorACR = "urn:gatehouse:mfa"
 
     public static func acr(for amr: [String]) -> String {
-        amr.contains(oneTimePassword) && amr.contains(password) ? multiFactorACR : passwordACR
+        (amr.contains(oneTimePassword) && amr.contains(password)) || amr.contains(multiFactor) ? multiFactorACR : passwordACR
     }
 
     /// The stored form: space-separated, as `scope` is.

@@ -150,4 +150,7 @@ public enum LoginResult: String, CaseIterable, Sendable {
     case disabled
     case locked
     case wrongTOTP = "wrong_totp"
+    /// A passkey assertion that did not verify (unknown credential, wrong
+    /// challenge, bad signature, counter not increased).
+    case passkeyRefused = "passkey_refused"
 }

@@ -1,0 +1,95 @@
+import Glibc
+import IssuerStorage
+import SSOCore
+
+/// The HTML of `/account`, built on the server (the page shows the user's
+/// own data) in the style of the static pages: CSP `script-src 'self'`, so
+/// no inline script; `/js/account.js` adds the passkey button's ceremony.
+/// Removing a passkey is a plain form and works without JavaScript.
+enum AccountPage {
+    static func signedOut() -> Response {
+        page(title: "Your account", body: """
+            <main class="card">
+              <h1>Your account</h1>
+              <p class="lead" id="signed-out">You are not signed in on this browser.</p>
+              <p>Sign in from one of your apps, then come back to this page.</p>
+            </main>
+            """)
+    }
+
+    static func render(user: User, passkeys: [PasskeyRecord], formToken: String, notice: String?) -> Response {
+        let escape = HTMLEscaping.escape
+        let rows = passkeys.map { passkey in
+            """
+                <li class="passkey">
+                  <div><strong class="passkey-name">\(escape(passkey.name))</strong>
+                  <span class="small">\(passkey.backupEligible ? "synced" : "this device only") · added \(date(passkey.createdAt)) · \
+            \(passkey.lastUsedAt.map { "last used " + date($0) } ?? "never used")</span></div>
+                  <form method="post" action="\(AccountResponder.removePath)" class="inline">
+                    <input type="hidden" name="csrf" value="\(escape(formToken))">
+                    <input type="hidden" name="id" value="\(escape(Base64URL.encode(passkey.credentialID)))">
+                    <button type="submit" class="secondary">Remove</button>
+                  </form>
+                </li>
+            """
+        }.joined(separator: "\n")
+        let message: String
+        switch notice {
+        case "removed": message = "<p class=\"notice\" role=\"status\">The passkey was removed.</p>"
+        case "not_found": message = "<p class=\"alert\" role=\"alert\">That passkey was not found.</p>"
+        default: message = ""
+        }
+        return page(title: "Your account", body: """
+            <main class="card" data-csrf="\(escape(formToken))">
+              <h1>Your account</h1>
+              <p class="lead">Signed in as <strong id="account-name">\(escape(user.name))</strong> (<span id="account-email">\(escape(user.email))</span>).</p>
+              \(message)
+              <h2>Passkeys</h2>
+              <p class="small">A passkey signs you in with your device's screen lock instead of a password.</p>
+              <ul class="passkeys" id="passkeys">
+            \(passkeys.isEmpty ? "    <li class=\"small\" id=\"no-passkeys\">You have no passkeys yet.</li>" : rows)
+              </ul>
+              <div class="field passkey-add" hidden>
+                <label for="passkey-name">Name of the new passkey</label>
+                <input id="passkey-name" type="text" maxlength="64" autocomplete="off" placeholder="e.g. My phone">
+              </div>
+              <button type="button" id="add-passkey" hidden>Add a passkey</button>
+              <p class="alert" role="alert" id="passkey-error" hidden></p>
+              <noscript><p class="small">Adding a passkey needs JavaScript.</p></noscript>
+            </main>
+            """)
+    }
+
+    static func page(title: String, body: String) -> Response {
+        var response = Response.html("""
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta name="color-scheme" content="light dark">
+            <meta name="referrer" content="same-origin">
+            <title>\(HTMLEscaping.escape(title)) · Gatehouse</title>
+            <link rel="icon" href="/img/gatehouse.svg" type="image/svg+xml">
+            <link rel="stylesheet" href="/css/gatehouse.css">
+            <script src="/js/webauthn-json.js" defer></script>
+            <script src="/js/account.js" defer></script>
+            </head>
+            <body>
+            <header class="brand"><img src="/img/gatehouse.svg" alt="" width="32" height="32"><span>Gatehouse</span></header>
+            \(body)
+            </body>
+            </html>
+            """)
+        response.setHeader("Cache-Control", "no-store")
+        return response
+    }
+
+    /// "2026-11-26 13:05 UTC".
+    static func date(_ seconds: Int64) -> String {
+        var time = time_t(seconds), parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)) UTC"
+    }
+}

@@ -1,0 +1,49 @@
+// /login.html: "Sign in with a passkey" (WebAuthn Level 3 §7.2). The button
+// stays hidden without JavaScript or without WebAuthn; the password form
+// works either way. A discoverable credential names its user, so no email
+// is needed: the browser offers the passkeys it has for this site.
+(function () {
+  "use strict";
+
+  var button = document.getElementById("passkey-sign-in");
+  var form = document.querySelector("form.login");
+  if (!button || !form || !GatehouseWebAuthn.supported()) {
+    return;
+  }
+  var req = form.elements.namedItem("req").value;
+  var error = document.getElementById("passkey-error");
+  button.hidden = false;
+
+  function fail(message) {
+    error.textContent = message;
+    error.hidden = false;
+    button.disabled = false;
+  }
+
+  button.addEventListener("click", function () {
+    button.disabled = true;
+    error.hidden = true;
+    GatehouseWebAuthn.post("/login/passkey/options", { req: req })
+      .then(function (options) {
+        return navigator.credentials.get(GatehouseWebAuthn.requestOptions(options));
+      })
+      .then(function (credential) {
+        var response = credential.response;
+        return GatehouseWebAuthn.post("/login/passkey", {
+          req: req,
+          id: GatehouseWebAuthn.toBase64url(credential.rawId),
+          clientDataJSON: GatehouseWebAuthn.toBase64url(response.clientDataJSON),
+          authenticatorData: GatehouseWebAuthn.toBase64url(response.authenticatorData),
+          signature: GatehouseWebAuthn.toBase64url(response.signature),
+          userHandle: response.userHandle ? GatehouseWebAuthn.toBase64url(response.userHandle) : ""
+        });
+      })
+      .then(function (answer) {
+        // The app's redirect URI with the code (fetch cannot follow it).
+        window.location.assign(answer.location);
+      })
+      .catch(function (reason) {
+        fail("That passkey could not sign you in" + (reason && reason.message ? ": " + reason.message : "") + ".");
+      });
+  });
+})();
