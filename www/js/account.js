@@ -16,6 +16,8 @@
 
   function fail(message) {
     error.textContent = message;
+    // Announced when shown (a hidden alert would count as one on the page).
+    error.setAttribute("role", "alert");
     error.hidden = false;
     button.disabled = false;
   }

@@ -54,7 +54,7 @@ enum AccountPage {
                 <input id="passkey-name" type="text" maxlength="64" autocomplete="off" placeholder="e.g. My phone">
               </div>
               <button type="button" id="add-passkey" hidden>Add a passkey</button>
-              <p class="alert" role="alert" id="passkey-error" hidden></p>
+              <p class="alert" id="passkey-error" hidden></p>
               <noscript><p class="small">Adding a passkey needs JavaScript.</p></noscript>
             </main>
             """)

@@ -98,7 +98,9 @@ public final class AccountResponder: Responder {
         }
         let transports = (try? form.single("transports"))?.split(separator: ",").map(String.init).filter { !$0.isEmpty }
         let response = PasskeyRegistrationResponse(clientDataJSON: clientData, attestationObject: attestation,
-                                                   transports: transports.map { Array($0.prefix(8)) }, name: try? form.single("name"))
+                                                   transports: transports.map { Array($0.prefix(8)) },
+                                                   // checkedName refuses control characters; single() would hide them as nil.
+                                                   name: try form.singleAllowingControlCharacters("name"))
         do {
             let passkey = try services.passkeys.register(response, for: signedIn.user, binding: signedIn.binding)
             SecurityEvents.passkeyAdded(user: signedIn.user.email, ip: address, sid: signedIn.session.sid,

@@ -29,11 +29,13 @@ extension LoginResponder {
         do {
             guard let id = try form.single("id"), let clientData = try form.single("clientDataJSON"),
                   let authenticatorData = try form.single("authenticatorData"), let signature = try form.single("signature") else {
+                step.record(.passkeyRefused, user: nil)
                 return try Self.passkeyRefused(detail: "passkey sign-in without id, clientDataJSON, authenticatorData or signature")
             }
             assertion = PasskeyAssertionResponse(id: id, clientDataJSON: clientData, authenticatorData: authenticatorData,
                                                  signature: signature, userHandle: try form.single("userHandle"))
         } catch let error as FormError {
+            step.record(.passkeyRefused, user: nil)
             return try Self.passkeyRefused(detail: error.description)
         }
         let user: User, passkey: PasskeyRecord

@@ -64,14 +64,19 @@ public final class PasskeyCeremonies {
 
     /// The challenge the client data names, claimed once: it must have been
     /// issued here for `purpose`, be unexpired and unused, and carry this
-    /// binding (and user, for a registration).
-    func claimChallenge(_ clientDataJSON: [UInt8], _ purpose: Purpose, userID: Int64?, binding: [UInt8],
-                        _ tx: any IssuerWrites) throws -> [UInt8] {
+    /// binding (and user, for a registration). Claimed in a write unit of
+    /// its own, before the response is verified: a response that fails
+    /// verification has still spent its challenge, so no challenge serves
+    /// two attempts.
+    func claimChallenge(_ clientDataJSON: [UInt8], _ purpose: Purpose, userID: Int64?, binding: [UInt8]) throws -> [UInt8] {
         guard let clientData = try? JSON.decoder.decode(ChallengeOnly.self, from: Data(clientDataJSON)),
               let challenge = Base64URL.decode(clientData.challenge), challenge.count == 32 else {
             throw PasskeyRefusal(.malformed, "clientDataJSON has no challenge of ours")
         }
-        guard let record = try tx.webAuthnChallenges.claim(challengeHash: SHA256.hash(challenge), purpose: purpose.rawValue, now: clock()) else {
+        let claimed = try storage.write { tx in
+            try tx.webAuthnChallenges.claim(challengeHash: SHA256.hash(challenge), purpose: purpose.rawValue, now: clock())
+        }
+        guard let record = claimed else {
             throw PasskeyRefusal(.challenge, "the challenge is unknown, used or expired")
         }
         guard let stored = record.binding, ConstantTime.equals(stored, binding), record.userID == userID else {
@@ -115,8 +120,12 @@ public final class PasskeyCeremonies {
               let attestationObject = Base64URL.decode(response.attestationObject) else {
             throw PasskeyRefusal(.malformed, "clientDataJSON or attestationObject is not base64url")
         }
+        let challenge = try claimChallenge(clientDataJSON, .register, userID: user.id, binding: binding)
         return try storage.write { tx in
-            let challenge = try claimChallenge(clientDataJSON, .register, userID: user.id, binding: binding, tx)
+            // Counted again here: two pages may each hold options from before the limit.
+            guard try tx.passkeys.list(userID: user.id).count < Self.maximumPerUser else {
+                throw PasskeyRefusal(.limit, "\(Self.maximumPerUser) passkeys already")
+            }
             let credential: RegisteredCredential
             do {
                 credential = try WebAuthnRegistration.verify(clientDataJSON: clientDataJSON, attestationObject: attestationObject,
@@ -166,8 +175,8 @@ public final class PasskeyCeremonies {
               let userHandle = Base64URL.decode(response.userHandle ?? "") else {
             throw PasskeyRefusal(.malformed, "a member of the assertion is missing or not base64url")
         }
+        let challenge = try claimChallenge(clientDataJSON, .authenticate, userID: nil, binding: binding)
         return try storage.write { tx in
-            let challenge = try claimChallenge(clientDataJSON, .authenticate, userID: nil, binding: binding, tx)
             // §7.2 step 6: identify the user; with a discoverable credential
             // the response's userHandle must be the credential's owner's.
             guard let passkey = try tx.passkeys.find(credentialID: credentialID),
