@@ -86,7 +86,7 @@ final class PasskeyCeremoniesTests: SignInTestCase {
     func accountPOST(_ path: String, cookie: String?, fields: [(String, String)] = [], csrf: String? = nil,
                      headers: [String: String]? = nil, file: StaticString = #filePath, line: UInt = #line) -> Response {
         var pairs = fields
-        if let token = csrf ?? cookie.map(AccountResponder.formToken(for:)) { pairs.insert(("csrf", token), at: 0) }
+        if let token = csrf ?? cookie.map(AccountRequestGuard.formToken(for:)) { pairs.insert(("csrf", token), at: 0) }
         var allHeaders = headers ?? ["origin": origin, "sec-fetch-site": "same-origin"]
         if let cookie { allHeaders["cookie"] = H.cookieHeader([SSOSessions.cookieName: cookie])["cookie"] }
         return harness.run(account, H.formRequest(path, RequestParameters(pairs), headers: allHeaders), file: file, line: line)
@@ -683,7 +683,7 @@ final class PasskeyCeremoniesTests: SignInTestCase {
             XCTAssertEqual(page.header("Cache-Control"), "no-store", what)
             let challengesBefore = try issuer.count("webauthn_challenges")
             for path in [AccountResponder.optionsPath, AccountResponder.registerPath, AccountResponder.removePath] {
-                let response = accountPOST(path, cookie: cookie, fields: [("id", "AAAA")], csrf: cookie.map(AccountResponder.formToken(for:)) ?? "x")
+                let response = accountPOST(path, cookie: cookie, fields: [("id", "AAAA")], csrf: cookie.map(AccountRequestGuard.formToken(for:)) ?? "x")
                 assertJSONError(response, 401, "signed_out", "\(what) \(path)")
             }
             XCTAssertEqual(try issuer.count("webauthn_challenges"), challengesBefore, "\(what): no challenge issued")
@@ -698,7 +698,7 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         let page = accountGET(cookie: cookie)
         XCTAssertEqual(page.status, 200)
         XCTAssertTrue(page.bodyText.contains(alice.email))
-        XCTAssertTrue(page.bodyText.contains("data-csrf=\"\(AccountResponder.formToken(for: cookie))\""))
+        XCTAssertTrue(page.bodyText.contains("data-csrf=\"\(AccountRequestGuard.formToken(for: cookie))\""))
         XCTAssertTrue(page.bodyText.contains("id=\"no-passkeys\""))
     }
 
@@ -733,8 +733,8 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         XCTAssertEqual(try registerViaAccount(mine, cookie: cookie, name: "mine").status, 200)
         let challengesBefore = try issuer.count("webauthn_challenges")
         let tokens: [(String, String)] = [
-            ("missing", ""), ("random", SecureRandom.token()), ("another session's", AccountResponder.formToken(for: otherCookie)),
-            ("the cookie itself", cookie), ("with a suffix", AccountResponder.formToken(for: cookie) + "A"),
+            ("missing", ""), ("random", SecureRandom.token()), ("another session's", AccountRequestGuard.formToken(for: otherCookie)),
+            ("the cookie itself", cookie), ("with a suffix", AccountRequestGuard.formToken(for: cookie) + "A"),
         ]
         for (what, token) in tokens {
             for path in [AccountResponder.optionsPath, AccountResponder.registerPath, AccountResponder.removePath] {

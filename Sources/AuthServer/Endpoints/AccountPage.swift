@@ -17,7 +17,35 @@ enum AccountPage {
             """)
     }
 
-    static func render(user: User, passkeys: [PasskeyRecord], formToken: String, notice: String?) -> Response {
+    /// The page: who is signed in, what the last action did, then each
+    /// section (passkeys, sessions, ...) as its own HTML fragment.
+    static func render(user: User, formToken: String, notice: String?, sections: [String]) -> Response {
+        let escape = HTMLEscaping.escape
+        return page(title: "Your account", body: """
+            <main class="card" data-csrf="\(escape(formToken))">
+              <h1>Your account</h1>
+              <p class="lead">Signed in as <strong id="account-name">\(escape(user.name))</strong> (<span id="account-email">\(escape(user.email))</span>).</p>
+              \(noticeLine(notice))
+            \(sections.joined(separator: "\n"))
+            </main>
+            """)
+    }
+
+    /// What `?done=` reports; an unknown value shows nothing.
+    static func noticeLine(_ notice: String?) -> String {
+        switch notice {
+        case "removed": "<p class=\"notice\" role=\"status\">The passkey was removed.</p>"
+        case "not_found": "<p class=\"alert\" role=\"alert\">That passkey was not found.</p>"
+        default: ""
+        }
+    }
+
+    /// A hidden form field with the session's form token, for every form.
+    static func tokenField(_ formToken: String) -> String {
+        "<input type=\"hidden\" name=\"csrf\" value=\"\(HTMLEscaping.escape(formToken))\">"
+    }
+
+    static func passkeysSection(_ passkeys: [PasskeyRecord], formToken: String) -> String {
         let escape = HTMLEscaping.escape
         let rows = passkeys.map { passkey in
             """
@@ -26,24 +54,14 @@ enum AccountPage {
                   <span class="small">\(passkey.backupEligible ? "synced" : "this device only") · added \(date(passkey.createdAt)) · \
             \(passkey.lastUsedAt.map { "last used " + date($0) } ?? "never used")</span></div>
                   <form method="post" action="\(AccountResponder.removePath)" class="inline">
-                    <input type="hidden" name="csrf" value="\(escape(formToken))">
+                    \(tokenField(formToken))
                     <input type="hidden" name="id" value="\(escape(Base64URL.encode(passkey.credentialID)))">
                     <button type="submit" class="secondary">Remove</button>
                   </form>
                 </li>
             """
         }.joined(separator: "\n")
-        let message: String
-        switch notice {
-        case "removed": message = "<p class=\"notice\" role=\"status\">The passkey was removed.</p>"
-        case "not_found": message = "<p class=\"alert\" role=\"alert\">That passkey was not found.</p>"
-        default: message = ""
-        }
-        return page(title: "Your account", body: """
-            <main class="card" data-csrf="\(escape(formToken))">
-              <h1>Your account</h1>
-              <p class="lead">Signed in as <strong id="account-name">\(escape(user.name))</strong> (<span id="account-email">\(escape(user.email))</span>).</p>
-              \(message)
+        return """
               <h2>Passkeys</h2>
               <p class="small">A passkey signs you in with your device's screen lock instead of a password.</p>
               <ul class="passkeys" id="passkeys">
@@ -56,8 +74,7 @@ enum AccountPage {
               <button type="button" id="add-passkey" hidden>Add a passkey</button>
               <p class="alert" id="passkey-error" hidden></p>
               <noscript><p class="small">Adding a passkey needs JavaScript.</p></noscript>
-            </main>
-            """)
+            """
     }
 
     static func page(title: String, body: String) -> Response {

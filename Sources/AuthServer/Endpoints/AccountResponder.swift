@@ -1,18 +1,15 @@
 import IssuerStorage
 import SSOCore
 
-/// `/account`: the signed-in user's own page, by the SSO cookie alone.
-/// Today it holds the user's passkeys: add one (WebAuthn §7.1, through the
-/// page's script), see them with when each was last used, remove one.
-///
-/// Every change is a POST with two proofs that it comes from this page:
-/// Fetch Metadata (`Sec-Fetch-Site: same-origin`, sent by every current
-/// browser) and a form token only this browser's cookie can produce (an
-/// HMAC keyed with the cookie's secret, as LogoutResponder's confirmation),
-/// so another site cannot make a signed-in browser add or remove a passkey.
+/// `/account`: the signed-in user's own page, by the SSO cookie alone
+/// (AccountRequestGuard: who is asking, and whether a change may go
+/// ahead). This responder renders the page and holds its passkeys: add one
+/// (WebAuthn §7.1, through the page's script), see when each was last
+/// used, remove one.
 public final class AccountResponder: Responder {
     let services: IssuerServices
-    var issuer: String { services.settings.issuer }
+    let guardian: AccountRequestGuard
+    typealias SignedIn = AccountRequestGuard.SignedIn
 
     public static let pagePath = "/account"
     public static let optionsPath = "/account/passkeys/options"
@@ -22,35 +19,20 @@ public final class AccountResponder: Responder {
 
     public init(services: IssuerServices) {
         self.services = services
-    }
-
-    /// Who is asking: the live session behind the SSO cookie, its user, and
-    /// the cookie's secret (the key of the form token).
-    struct SignedIn {
-        let session: SSOSession
-        let user: User
-        let cookieSecret: String
-        var formToken: String { AccountResponder.formToken(for: cookieSecret) }
-        var binding: [UInt8] { SHA256.hash("gatehouse account passkey\u{0}" + cookieSecret) }
+        guardian = AccountRequestGuard(services: services)
     }
 
     public func respond(to request: Request) throws -> Response {
-        let signedIn = try self.signedIn(request)
         if request.path == Self.pagePath {
             guard request.method == "GET" || request.method == "HEAD" else { return .methodNotAllowed(allowed: ["GET", "HEAD"]) }
-            guard let signedIn else { return AccountPage.signedOut() }
-            return AccountPage.render(user: signedIn.user, passkeys: try services.storage.read.passkeys.list(userID: signedIn.user.id),
-                                      formToken: signedIn.formToken, notice: try? request.queryParameters().single("done"))
+            guard let signedIn = try guardian.signedIn(request) else { return AccountPage.signedOut() }
+            return AccountPage.render(user: signedIn.user, formToken: signedIn.formToken,
+                                      notice: try? request.queryParameters().single("done"), sections: try sections(signedIn))
         }
-        guard request.method == "POST" else { return .methodNotAllowed(allowed: ["POST"]) }
-        if let refusal = Self.crossSiteRefusal(request, issuer: issuer) { return refusal }
-        guard let signedIn else { return try Self.jsonError(401, "signed_out", "sign in again", detail: "no live SSO session") }
-        let form: FormParameters
-        do { form = try request.formParameters() } catch let error as FormError {
-            return try Self.jsonError(error.code == .unsupportedMediaType ? 415 : 400, "invalid_request", "malformed form", detail: error.description)
-        }
-        guard let token = try? form.single("csrf"), ConstantTime.equals(Array(token.utf8), Array(signedIn.formToken.utf8)) else {
-            return try Self.jsonError(403, "invalid_request", "this form does not belong to your session", detail: "account form token mismatch")
+        let signedIn: SignedIn, form: FormParameters
+        switch try guardian.admitChange(request) {
+        case .failure(let refused): return refused.response
+        case .success(let admitted): (signedIn, form) = admitted
         }
         switch request.path {
         case Self.optionsPath: return try registrationOptions(signedIn)
@@ -60,41 +42,26 @@ public final class AccountResponder: Responder {
         }
     }
 
-    func signedIn(_ request: Request) throws -> SignedIn? {
-        guard let secret = request.cookies[SSOSessions.cookieName], let session = try services.sessions.find(secret: secret),
-              let user = try services.users.find(id: session.userID), !user.disabled else { return nil }
-        return SignedIn(session: session, user: user, cookieSecret: secret)
+    /// The page's sections, in order.
+    func sections(_ signedIn: SignedIn) throws -> [String] {
+        [AccountPage.passkeysSection(try services.storage.read.passkeys.list(userID: signedIn.user.id), formToken: signedIn.formToken)]
     }
 
-    static func formToken(for cookieSecret: String) -> String {
-        Base64URL.encode(HMACSHA256.authenticate(Array("gatehouse account form".utf8), key: Array(cookieSecret.utf8)))
-    }
-
-    /// Fetch Metadata and Origin, as /login checks them.
-    static func crossSiteRefusal(_ request: Request, issuer: String) -> Response? {
-        if let site = request.header("sec-fetch-site"), site != "same-origin" {
-            return ErrorPage.render(title: "Account", message: "This request was sent from another site.", status: 403,
-                                    detail: "account CSRF refused: Sec-Fetch-Site \(site.prefix(32))")
-        }
-        if let origin = request.header("origin"), origin != "null", !origin.bytesEqual(issuer) {
-            return ErrorPage.render(title: "Account", message: "This request was sent from another site.", status: 403,
-                                    detail: "account CSRF refused: Origin is not the issuer")
-        }
-        return nil
-    }
+    /// Passkey challenges are bound to the signed-in session's cookie.
+    static func binding(_ signedIn: SignedIn) -> [UInt8] { SHA256.hash("gatehouse account passkey\u{0}" + signedIn.cookieSecret) }
 
     func registrationOptions(_ signedIn: SignedIn) throws -> Response {
         do {
-            return try .json(services.passkeys.registrationOptions(for: signedIn.user, binding: signedIn.binding),
+            return try .json(services.passkeys.registrationOptions(for: signedIn.user, binding: Self.binding(signedIn)),
                              headers: [("Cache-Control", "no-store")])
         } catch let refusal as PasskeyRefusal {
-            return try Self.jsonError(400, "passkey_refused", "you cannot add another passkey", detail: refusal.description)
+            return try AccountRequestGuard.jsonError(400, "passkey_refused", "you cannot add another passkey", detail: refusal.description)
         }
     }
 
     func register(_ form: FormParameters, _ signedIn: SignedIn, address: String) throws -> Response {
         guard let clientData = try? form.single("clientDataJSON"), let attestation = try? form.single("attestationObject") else {
-            return try Self.jsonError(400, "invalid_request", "clientDataJSON and attestationObject are required")
+            return try AccountRequestGuard.jsonError(400, "invalid_request", "clientDataJSON and attestationObject are required")
         }
         let transports = (try? form.single("transports"))?.split(separator: ",").map(String.init).filter { !$0.isEmpty }
         let response = PasskeyRegistrationResponse(clientDataJSON: clientData, attestationObject: attestation,
@@ -102,13 +69,13 @@ public final class AccountResponder: Responder {
                                                    // checkedName refuses control characters; single() would hide them as nil.
                                                    name: try form.singleAllowingControlCharacters("name"))
         do {
-            let passkey = try services.passkeys.register(response, for: signedIn.user, binding: signedIn.binding)
+            let passkey = try services.passkeys.register(response, for: signedIn.user, binding: Self.binding(signedIn))
             SecurityEvents.passkeyAdded(user: signedIn.user.email, ip: address, sid: signedIn.session.sid,
                                         name: passkey.name)
             return try .json(["status": "added", "name": passkey.name], headers: [("Cache-Control", "no-store")])
                 .logging("passkey added for user \(signedIn.user.id)")
         } catch let refusal as PasskeyRefusal {
-            return try Self.jsonError(400, "passkey_refused", "that passkey could not be added", detail: "passkey registration refused: \(refusal)")
+            return try AccountRequestGuard.jsonError(400, "passkey_refused", "that passkey could not be added", detail: "passkey registration refused: \(refusal)")
         }
     }
 
@@ -121,10 +88,5 @@ public final class AccountResponder: Responder {
         guard removed else { return .redirect(to: Self.pagePath + "?done=not_found").logging("no such passkey of user \(signedIn.user.id)") }
         SecurityEvents.passkeyRemoved(user: signedIn.user.email, ip: address, sid: signedIn.session.sid)
         return .redirect(to: Self.pagePath + "?done=removed").logging("passkey removed for user \(signedIn.user.id)")
-    }
-
-    static func jsonError(_ status: Int, _ error: String, _ description: String, detail: String? = nil) throws -> Response {
-        try Response.json(["error": error, "error_description": description], status: status, headers: [("Cache-Control", "no-store")])
-            .logging(detail ?? description)
     }
 }

@@ -1,0 +1,73 @@
+import IssuerStorage
+import SSOCore
+
+/// Who is asking at `/account` and whether a change may go ahead: the one
+/// set of checks every account responder runs (AccountResponder's
+/// passkeys, the sessions section, ...).
+///
+/// Every change is a POST with two proofs that it comes from the account
+/// page: Fetch Metadata (`Sec-Fetch-Site: same-origin`, sent by every
+/// current browser; a foreign `Origin` is refused too) and a form token
+/// only this browser's cookie can produce (an HMAC keyed with the cookie's
+/// secret, as LogoutResponder's confirmation), so another site cannot make
+/// a signed-in browser change anything here.
+struct AccountRequestGuard {
+    let services: IssuerServices
+
+    /// The live session behind the SSO cookie, its user, and the cookie's
+    /// secret (the key of the form token).
+    struct SignedIn {
+        let session: SSOSession
+        let user: User
+        let cookieSecret: String
+        var formToken: String { AccountRequestGuard.formToken(for: cookieSecret) }
+    }
+
+    func signedIn(_ request: Request) throws -> SignedIn? {
+        guard let secret = request.cookies[SSOSessions.cookieName], let session = try services.sessions.find(secret: secret),
+              let user = try services.users.find(id: session.userID), !user.disabled else { return nil }
+        return SignedIn(session: session, user: user, cookieSecret: secret)
+    }
+
+    static func formToken(for cookieSecret: String) -> String {
+        Base64URL.encode(HMACSHA256.authenticate(Array("gatehouse account form".utf8), key: Array(cookieSecret.utf8)))
+    }
+
+    /// A POST that may change something: its signed-in user and form, or
+    /// the response that refuses it (403 cross-site or wrong token, 401
+    /// signed out, 400/415 malformed, 405 not a POST).
+    func admitChange(_ request: Request) throws -> Result<(SignedIn, FormParameters), RefusedChange> {
+        guard request.method == "POST" else { return .failure(RefusedChange(.methodNotAllowed(allowed: ["POST"]))) }
+        if let site = request.header("sec-fetch-site"), site != "same-origin" {
+            return .failure(RefusedChange(ErrorPage.render(title: "Account", message: "This request was sent from another site.", status: 403,
+                                                           detail: "account CSRF refused: Sec-Fetch-Site \(site.prefix(32))")))
+        }
+        if let origin = request.header("origin"), origin != "null", !origin.bytesEqual(services.settings.issuer) {
+            return .failure(RefusedChange(ErrorPage.render(title: "Account", message: "This request was sent from another site.", status: 403,
+                                                           detail: "account CSRF refused: Origin is not the issuer")))
+        }
+        guard let signedIn = try signedIn(request) else {
+            return .failure(RefusedChange(try Self.jsonError(401, "signed_out", "sign in again", detail: "no live SSO session")))
+        }
+        let form: FormParameters
+        do { form = try request.formParameters() } catch let error as FormError {
+            return .failure(RefusedChange(try Self.jsonError(error.code == .unsupportedMediaType ? 415 : 400, "invalid_request",
+                                                             "malformed form", detail: error.description)))
+        }
+        guard let token = try? form.single("csrf"), ConstantTime.equals(Array(token.utf8), Array(signedIn.formToken.utf8)) else {
+            return .failure(RefusedChange(try Self.jsonError(403, "invalid_request", "this form does not belong to your session",
+                                                             detail: "account form token mismatch")))
+        }
+        return .success((signedIn, form))
+    }
+
+    struct RefusedChange: Error {
+        let response: Response
+        init(_ response: Response) { self.response = response }
+    }
+
+    static func jsonError(_ status: Int, _ error: String, _ description: String, detail: String? = nil) throws -> Response {
+        try Response.json(["error": error, "error_description": description], status: status, headers: [("Cache-Control", "no-store")])
+            .logging(detail ?? description)
+    }
+}
