@@ -11,5 +11,7 @@ ResponderProcess.run(endpoint: "login") { config in
     let account = AccountResponder(services: services)
     var routes: [String: Responder] = ["/login": login, LoginResponder.passkeyOptionsPath: login, LoginResponder.passkeyPath: login]
     for path in AccountResponder.paths { routes[path] = account }
+    let password = AccountPasswordResponder(services: services)
+    for path in AccountPasswordResponder.paths { routes[path] = password }
     return PathRouter(routes)
 }

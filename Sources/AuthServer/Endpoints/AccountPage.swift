@@ -36,6 +36,12 @@ enum AccountPage {
         switch notice {
         case "removed": "<p class=\"notice\" role=\"status\">The passkey was removed.</p>"
         case "not_found": "<p class=\"alert\" role=\"alert\">That passkey was not found.</p>"
+        case "password_changed": "<p class=\"notice\" role=\"status\">Your password was changed. Your other sign-ins have ended.</p>"
+        case "password_wrong": "<p class=\"alert\" role=\"alert\">The current password is wrong. The password was not changed.</p>"
+        case "password_mismatch": "<p class=\"alert\" role=\"alert\">The two new passwords differ. The password was not changed.</p>"
+        case "password_weak": "<p class=\"alert\" role=\"alert\">The new password needs at least 8 characters. The password was not changed.</p>"
+        case "password_missing": "<p class=\"alert\" role=\"alert\">Fill in every password field.</p>"
+        case "password_locked": "<p class=\"alert\" role=\"alert\">Too many attempts. Try again later.</p>"
         default: ""
         }
     }

@@ -44,7 +44,8 @@ public final class AccountResponder: Responder {
 
     /// The page's sections, in order.
     func sections(_ signedIn: SignedIn) throws -> [String] {
-        [AccountPage.passkeysSection(try services.storage.read.passkeys.list(userID: signedIn.user.id), formToken: signedIn.formToken)]
+        [AccountPage.passkeysSection(try services.storage.read.passkeys.list(userID: signedIn.user.id), formToken: signedIn.formToken),
+         AccountPasswordResponder.section(formToken: signedIn.formToken)]
     }
 
     /// Passkey challenges are bound to the signed-in session's cookie.

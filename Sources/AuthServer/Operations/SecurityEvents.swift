@@ -17,6 +17,7 @@ import SSOCore
 /// | `token_exchange` | Native SSO gave an app tokens for another app's sign-in |
 /// | `admin_change` | an ssoctl command changed users, clients, APIs, keys or sessions |
 /// | `passkey_added`, `passkey_removed` | the user changed their passkeys on /account |
+/// | `password_changed`, `password_change_refused` | the user changed their password on /account, or gave a wrong current one |
 public enum SecurityEvents {
     public static func signIn(_ result: LoginResult, user: User?, client: String?, ip: String, sid: String? = nil) {
         Metrics.count(.logins, result.rawValue)
@@ -75,6 +76,19 @@ public enum SecurityEvents {
 
     public static func passkeyRemoved(user: String, ip: String, sid: String) {
         AuditLog.record(AuditEvent(event: "passkey_removed", user: user, ip: ip, sid: sid))
+    }
+
+    /// The signed-in user changed their password on /account (their other
+    /// sign-ins ended).
+    public static func passwordChanged(user: String, ip: String, sid: String) {
+        AuditLog.record(AuditEvent(event: "password_changed", user: user, ip: ip, sid: sid))
+    }
+
+    /// A password change on /account with a wrong current password: counted
+    /// as a failed sign-in (it goes through the same throttle).
+    public static func passwordChangeRefused(user: String, ip: String, sid: String) {
+        Metrics.count(.logins, LoginResult.wrongPassword.rawValue)
+        AuditLog.record(AuditEvent(event: "password_change_refused", user: user, ip: ip, reason: LoginResult.wrongPassword.rawValue, sid: sid))
     }
 
     public static func accountUnlocked(user: String, actor: String) {

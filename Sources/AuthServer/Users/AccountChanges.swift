@@ -117,6 +117,27 @@ public final class AccountChanges {
         return listing
     }
 
+    /// The user's own change on /account: the new password is set, and
+    /// every other sign-in of the account ends with its tokens (one of them
+    /// may be whoever learnt the old password), while `keepingSID`, the
+    /// browser that made the change, stays signed in. The current password
+    /// was checked by the caller.
+    @discardableResult
+    public func changeOwnPassword(of user: User, to password: String, keepingSID: String) throws -> [String] {
+        let hash = try users.newPasswordHash(password)
+        return try storage.write { tx in
+            try tx.users.setPasswordHash(hash, userID: user.id)
+            let now = clock()
+            var ended: [String] = []
+            for sid in try tx.sessions.sids(userID: user.id) where !sid.bytesEqual(keepingSID) {
+                try SessionBoundCredentials.endSession(sid, tx, now: now)
+                ended.append(sid)
+            }
+            try tx.pendingAuthorizations.clearMarks(userID: user.id)
+            return ended
+        }
+    }
+
     private func endSignIns(of user: User, _ tx: any IssuerWrites) throws -> AccountChangeResult {
         let now = clock()
         let ended = try tx.sessions.endAll(userID: user.id, at: now)

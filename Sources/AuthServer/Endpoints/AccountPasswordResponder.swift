@@ -1,0 +1,82 @@
+import IssuerStorage
+import SSOCore
+
+/// `POST /account/password` (form `csrf`, `current`, `password`,
+/// `confirm`): the signed-in user changes their own password. The current
+/// password is required (a browser left signed in must not be enough to
+/// take the account over) and goes through the login throttle, per account
+/// and per address, like a sign-in: guessing it here costs what guessing it
+/// at /login does. The change ends every other sign-in of the account with
+/// its tokens and keeps this one. A plain form: the page says what happened.
+public final class AccountPasswordResponder: Responder {
+    let services: IssuerServices
+    let guardian: AccountRequestGuard
+
+    public static let path = "/account/password"
+    public static let paths = [path]
+
+    public init(services: IssuerServices) {
+        self.services = services
+        guardian = AccountRequestGuard(services: services)
+    }
+
+    public func respond(to request: Request) throws -> Response {
+        let signedIn: AccountRequestGuard.SignedIn, form: FormParameters
+        switch try guardian.admitChange(request) {
+        case .failure(let refused): return refused.response
+        case .success(let admitted): (signedIn, form) = admitted
+        }
+        func back(_ notice: String, _ detail: String) -> Response {
+            .redirect(to: AccountResponder.pagePath + "?done=" + notice).logging(detail)
+        }
+        guard let current = try form.singleAllowingControlCharacters("current"), let password = try form.singleAllowingControlCharacters("password"),
+              let confirm = try form.singleAllowingControlCharacters("confirm"), current.utf8.count <= 1024 else {
+            return back("password_missing", "password change without current, new or confirmation")
+        }
+        guard password.utf8.elementsEqual(confirm.utf8) else { return back("password_mismatch", "new password and confirmation differ") }
+        let user = signedIn.user
+        let attempt: LoginAttempt
+        switch try services.loginThrottle.admit(.user(id: user.id), address: request.remoteAddress) {
+        case .admitted(let admitted): attempt = admitted
+        case .locked(let retryAfter, let key):
+            return back("password_locked", "password change refused: \(key.rawValue) locked for \(retryAfter) s (user \(user.id))")
+        }
+        guard services.hasher.verify(password: current, against: user.passwordHash) else {
+            SecurityEvents.passwordChangeRefused(user: user.email, ip: request.remoteAddress, sid: signedIn.session.sid)
+            return back("password_wrong", "password change refused: wrong current password for user \(user.id)")
+        }
+        do {
+            try services.accountChanges.changeOwnPassword(of: user, to: password, keepingSID: signedIn.session.sid)
+        } catch is ValidationError {
+            try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) }
+            return back("password_weak", "the new password does not meet the rules")
+        }
+        try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) }
+        SecurityEvents.passwordChanged(user: user.email, ip: request.remoteAddress, sid: signedIn.session.sid)
+        return back("password_changed", "password changed by user \(user.id); other sign-ins ended")
+    }
+
+    /// The section's HTML: a plain form, no script.
+    static func section(formToken: String) -> String {
+        """
+              <h2>Password</h2>
+              <form method="post" action="\(path)" class="password-change">
+                \(AccountPage.tokenField(formToken))
+                <div class="field">
+                  <label for="current-password">Current password</label>
+                  <input id="current-password" name="current" type="password" autocomplete="current-password" required>
+                </div>
+                <div class="field">
+                  <label for="new-password">New password</label>
+                  <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>
+                </div>
+                <div class="field">
+                  <label for="confirm-password">New password again</label>
+                  <input id="confirm-password" name="confirm" type="password" autocomplete="new-password" minlength="8" required>
+                </div>
+                <button type="submit" class="secondary">Change password</button>
+                <p class="small">Your other sign-ins end; this browser stays signed in.</p>
+              </form>
+        """
+    }
+}
