@@ -14,18 +14,8 @@
   button.hidden = false;
   document.querySelector(".passkey-add").hidden = false;
 
-  function fail(message) {
-    error.textContent = message;
-    // Announced when shown (a hidden alert would count as one on the page).
-    error.setAttribute("role", "alert");
-    error.hidden = false;
-    button.disabled = false;
-  }
-
-  button.addEventListener("click", function () {
-    button.disabled = true;
-    error.hidden = true;
-    GatehouseWebAuthn.post("/account/passkeys/options", { csrf: csrf })
+  GatehouseWebAuthn.onPress(button, error, "The passkey was not added", function () {
+    return GatehouseWebAuthn.post("/account/passkeys/options", { csrf: csrf })
       .then(function (options) {
         return navigator.credentials.create(GatehouseWebAuthn.creationOptions(options));
       })
@@ -42,9 +32,6 @@
       })
       .then(function () {
         window.location.assign("/account");
-      })
-      .catch(function (reason) {
-        fail("The passkey was not added: " + (reason && reason.message ? reason.message : "cancelled") + ".");
       });
   });
 })();

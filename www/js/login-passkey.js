@@ -14,18 +14,8 @@
   var error = document.getElementById("passkey-error");
   button.hidden = false;
 
-  function fail(message) {
-    error.textContent = message;
-    // Announced when shown (a hidden alert would count as one on the page).
-    error.setAttribute("role", "alert");
-    error.hidden = false;
-    button.disabled = false;
-  }
-
-  button.addEventListener("click", function () {
-    button.disabled = true;
-    error.hidden = true;
-    GatehouseWebAuthn.post("/login/passkey/options", { req: req })
+  GatehouseWebAuthn.onPress(button, error, "That passkey could not sign you in", function () {
+    return GatehouseWebAuthn.post("/login/passkey/options", { req: req })
       .then(function (options) {
         return navigator.credentials.get(GatehouseWebAuthn.requestOptions(options));
       })
@@ -43,9 +33,6 @@
       .then(function (answer) {
         // The app's redirect URI with the code (fetch cannot follow it).
         window.location.assign(answer.location);
-      })
-      .catch(function (reason) {
-        fail("That passkey could not sign you in" + (reason && reason.message ? ": " + reason.message : "") + ".");
       });
   });
 })();

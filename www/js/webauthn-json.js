@@ -52,6 +52,22 @@ var GatehouseWebAuthn = (function () {
     return { publicKey: json };
   }
 
+  // Runs `ceremony` when `button` is pressed: the button is disabled
+  // meanwhile; a failure is shown in `error` as `prefix` plus its reason,
+  // and announced only then (a hidden alert would count as one on the page).
+  function onPress(button, error, prefix, ceremony) {
+    button.addEventListener("click", function () {
+      button.disabled = true;
+      error.hidden = true;
+      ceremony().catch(function (reason) {
+        error.textContent = prefix + (reason && reason.message ? ": " + reason.message : "") + ".";
+        error.setAttribute("role", "alert");
+        error.hidden = false;
+        button.disabled = false;
+      });
+    });
+  }
+
   return { toBytes: toBytes, toBase64url: toBase64url, supported: supported, post: post,
-           creationOptions: creationOptions, requestOptions: requestOptions };
+           creationOptions: creationOptions, requestOptions: requestOptions, onPress: onPress };
 })();
