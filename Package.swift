@@ -31,6 +31,8 @@ let package = Package(
         .systemLibrary(name: "CFastCGI", pkgConfig: "fcgi", providers: [.apt(["libfcgi-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // QR codes for TOTP enrolment on /account, behind AuthServer's QRCodeSVG.
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // libpq-dev for the header only: libpq itself is loaded at the first
         // connection (Sources/CPostgreSQL/libpq_loader.c), so a process on
         // SQLite maps none of it.
@@ -45,7 +47,7 @@ let package = Package(
         // issuer's logic (AuthServer) links neither, so it cannot write SQL.
         .target(name: "IssuerStorageSQLite", dependencies: ["IssuerStorage", "SQLiteClient", "SSOCore"]),
         .target(name: "IssuerStoragePostgreSQL", dependencies: ["IssuerStorage", "PostgreSQLClient", "SSOCore"]),
-        .target(name: "AuthServer", dependencies: ["SSOCore", "IssuerStorage"]),
+        .target(name: "AuthServer", dependencies: ["SSOCore", "IssuerStorage", "CQRencode"]),
         // The composition root's helper: the only target that knows both
         // the issuer's logic and the backends.
         .target(name: "IssuerComposition", dependencies: ["AuthServer", "IssuerStorage", "IssuerStorageSQLite", "IssuerStoragePostgreSQL",

@@ -28,7 +28,7 @@ public struct LiveSignIn: Equatable, Sendable {
     }
 }
 
-/// One session as `ssoctl sessions list` shows it, live or not.
+/// One session as `ssoctl sessions list` and `/account` show it, live or not.
 public struct SSOSessionListing: Equatable, Sendable {
     public enum State: String, Sendable { case active, ended, expired, userDisabled = "user-disabled" }
     public let sid: String
@@ -40,9 +40,18 @@ public struct SSOSessionListing: Equatable, Sendable {
     public let endedAt: Int64?
     public let amr: [String]
     public let state: State
+    /// Where the sign-in came from: the client address and the User-Agent
+    /// header at sign-in, as stored (nil for sessions made before they were
+    /// recorded, or without them).
+    public let createdIP: String?
+    public let userAgent: String?
+    /// The apps (client ids, sorted, each once) holding a live refresh token
+    /// or device secret in the session. Only `liveListings(userID:now:)`
+    /// reads them; nil from `list` and `listing`.
+    public let clientIDs: [String]?
 
     public init(sid: String, userID: Int64, email: String, authTime: Int64, createdAt: Int64, expiresAt: Int64, endedAt: Int64?,
-                amr: [String], state: State) {
+                amr: [String], state: State, createdIP: String? = nil, userAgent: String? = nil, clientIDs: [String]? = nil) {
         self.sid = sid
         self.userID = userID
         self.email = email
@@ -52,6 +61,16 @@ public struct SSOSessionListing: Equatable, Sendable {
         self.endedAt = endedAt
         self.amr = amr
         self.state = state
+        self.createdIP = createdIP
+        self.userAgent = userAgent
+        self.clientIDs = clientIDs
+    }
+
+    /// The client ids of the session's refresh tokens and device secrets as
+    /// a query aggregated them (space-separated lists, either may be nil):
+    /// each once, sorted by their bytes.
+    public static func clientIDs(_ lists: String?...) -> [String] {
+        Array(Set(lists.compactMap { $0 }.flatMap(StoredList.decode))).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
     }
 
     /// The state from the row's times, the clock and the account.
@@ -71,12 +90,19 @@ public protocol SSOSessionReads {
     func list(userID: Int64?, now: Int64) throws -> [SSOSessionListing]
     /// One session by sid, live or not.
     func listing(sid: String, now: Int64) throws -> SSOSessionListing?
+    /// `userID`'s live sessions, newest first, each with where it began and
+    /// its apps (`clientIDs`: live refresh tokens, unused, unrevoked and
+    /// unexpired; live device secrets): `/account`'s "Sessions and
+    /// devices", in one query.
+    func liveListings(userID: Int64, now: Int64) throws -> [SSOSessionListing]
     /// Every session a user has that the sweeper has not removed yet.
     func sids(userID: Int64) throws -> [String]
 }
 
 public protocol SSOSessionStore: SSOSessionReads {
-    func insert(_ session: SSOSession, secretHash: [UInt8], createdAt: Int64) throws
+    /// `address` and `userAgent`: where the sign-in came from, stored as
+    /// given (SSOSessions.create bounds and cleans them first).
+    func insert(_ session: SSOSession, secretHash: [UInt8], createdAt: Int64, address: String?, userAgent: String?) throws
     func end(sid: String, at now: Int64) throws
     /// Ends every live session of the user; returns their sids.
     func endAll(userID: Int64, at now: Int64) throws -> [String]
@@ -84,4 +110,11 @@ public protocol SSOSessionStore: SSOSessionReads {
     /// (erasure); returns how many. What is bound to them (refresh tokens,
     /// device secrets, codes) is the caller's to delete in the same write unit.
     func deleteAll(userID: Int64) throws -> Int
+}
+
+extension SSOSessionStore {
+    /// A session with no record of where it came from.
+    public func insert(_ session: SSOSession, secretHash: [UInt8], createdAt: Int64) throws {
+        try insert(session, secretHash: secretHash, createdAt: createdAt, address: nil, userAgent: nil)
+    }
 }

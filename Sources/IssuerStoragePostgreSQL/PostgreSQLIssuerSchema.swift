@@ -7,7 +7,8 @@ import PostgreSQLClient
 /// the unique index and the lookup use, so both backends agree on which
 /// spellings are one address, byte for byte.
 public enum PostgreSQLIssuerSchema {
-    public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5)]
+    public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
+                                                                    (6, version6)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -274,5 +275,12 @@ public enum PostgreSQLIssuerSchema {
         );
         CREATE INDEX webauthn_challenges_expiry ON webauthn_challenges(expires_at);
         CREATE INDEX webauthn_challenges_user ON webauthn_challenges(user_id);
+        """
+
+    /// Where each sign-in came from (as SQLite's migration 12): the client
+    /// address and the User-Agent header at sign-in, NULL for older sessions.
+    static let version6 = """
+        ALTER TABLE sso_sessions ADD COLUMN created_ip TEXT;
+        ALTER TABLE sso_sessions ADD COLUMN user_agent TEXT;
         """
 }

@@ -19,6 +19,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.senderConstraint,
         IssuerMigrations.readinessProbes,
         IssuerMigrations.passkeys,
+        IssuerMigrations.sessionOrigins,
     ]
 
     /// Opens the issuer database at `path` and brings its schema up to date.

@@ -30,7 +30,9 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
     }
 
     static let userColumns = "u.id, u.subject, u.email, u.name, u.password_hash, u.roles, u.disabled"
-    static let listingColumns = "s.sid, s.user_id, u.email, s.auth_time, s.created_at, s.expires_at, s.ended_at, s.amr, u.disabled"
+    static let listingColumns = """
+        s.sid, s.user_id, u.email, s.auth_time, s.created_at, s.expires_at, s.ended_at, s.amr, u.disabled, s.created_ip, s.user_agent
+        """
 
     func list(userID: Int64?, now: Int64) throws -> [SSOSessionListing] {
         try database.query("""
@@ -45,15 +47,34 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
             """, [.text(sid)]).map { Self.listing($0, now: now) }
     }
 
+    /// One statement: the apps of each session are two correlated
+    /// aggregates on the sid indexes of refresh_tokens and device_secrets
+    /// (client ids hold no spaces: ClientRegistry.validate).
+    func liveListings(userID: Int64, now: Int64) throws -> [SSOSessionListing] {
+        try database.query("""
+            SELECT \(Self.listingColumns),
+                   (SELECT group_concat(r.client_id, ' ') FROM refresh_tokens r
+                    WHERE r.sid = s.sid AND r.used_at IS NULL AND r.revoked_at IS NULL AND r.expires_at > ?2),
+                   (SELECT group_concat(d.client_id, ' ') FROM device_secrets d
+                    WHERE d.sid = s.sid AND d.revoked_at IS NULL AND d.expires_at > ?2)
+            FROM sso_sessions s JOIN users u ON u.id = s.user_id
+            WHERE s.user_id = ?1 AND s.ended_at IS NULL AND s.expires_at > ?2 AND u.disabled = 0
+            ORDER BY s.created_at DESC, s.sid
+            """, [.integer(userID), .integer(now)]).map {
+            Self.listing($0, now: now, clientIDs: SSOSessionListing.clientIDs($0.optionalString(11), $0.optionalString(12)))
+        }
+    }
+
     func sids(userID: Int64) throws -> [String] {
         try database.query("SELECT sid FROM sso_sessions WHERE user_id = ?", [.integer(userID)]).map { $0.string(0) }
     }
 
-    func insert(_ session: SSOSession, secretHash: [UInt8], createdAt: Int64) throws {
+    func insert(_ session: SSOSession, secretHash: [UInt8], createdAt: Int64, address: String?, userAgent: String?) throws {
         try database.execute("""
-            INSERT INTO sso_sessions (sid, secret_hash, user_id, auth_time, created_at, expires_at, amr) VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO sso_sessions (sid, secret_hash, user_id, auth_time, created_at, expires_at, amr, created_ip, user_agent)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.text(session.sid), .blob(secretHash), .integer(session.userID), .integer(session.authTime), .integer(createdAt),
-                  .integer(session.expiresAt), .text(StoredList.encode(session.amr))])
+                  .integer(session.expiresAt), .text(StoredList.encode(session.amr)), SQLiteValue(address), SQLiteValue(userAgent)])
     }
 
     func end(sid: String, at now: Int64) throws {
@@ -74,10 +95,11 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
         SSOSession(sid: row.string(0), userID: row.int(1), authTime: row.int(2), expiresAt: row.int(3), amr: StoredList.decodeAMR(row.string(4)))
     }
 
-    static func listing(_ row: SQLiteRow, now: Int64) -> SSOSessionListing {
+    static func listing(_ row: SQLiteRow, now: Int64, clientIDs: [String]? = nil) -> SSOSessionListing {
         let endedAt = row.optionalInt(6)
         return SSOSessionListing(sid: row.string(0), userID: row.int(1), email: row.string(2), authTime: row.int(3), createdAt: row.int(4),
                                  expiresAt: row.int(5), endedAt: endedAt, amr: StoredList.decodeAMR(row.string(7)),
-                                 state: SSOSessionListing.state(endedAt: endedAt, expiresAt: row.int(5), userDisabled: row.int(8) != 0, now: now))
+                                 state: SSOSessionListing.state(endedAt: endedAt, expiresAt: row.int(5), userDisabled: row.int(8) != 0, now: now),
+                                 createdIP: row.optionalString(9), userAgent: row.optionalString(10), clientIDs: clientIDs)
     }
 }

@@ -11,7 +11,11 @@ ResponderProcess.run(endpoint: "login") { config in
     let account = AccountResponder(services: services)
     var routes: [String: Responder] = ["/login": login, LoginResponder.passkeyOptionsPath: login, LoginResponder.passkeyPath: login]
     for path in AccountResponder.paths { routes[path] = account }
+    let sessions = AccountSessionsResponder(services: services)
+    for path in AccountSessionsResponder.paths { routes[path] = sessions }
     let password = AccountPasswordResponder(services: services)
     for path in AccountPasswordResponder.paths { routes[path] = password }
+    let totp = AccountTOTPResponder(services: services)
+    for path in AccountTOTPResponder.paths { routes[path] = totp }
     return PathRouter(routes)
 }

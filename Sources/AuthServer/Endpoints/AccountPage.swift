@@ -36,12 +36,19 @@ enum AccountPage {
         switch notice {
         case "removed": "<p class=\"notice\" role=\"status\">The passkey was removed.</p>"
         case "not_found": "<p class=\"alert\" role=\"alert\">That passkey was not found.</p>"
+        case "session_not_found": "<p class=\"alert\" role=\"alert\">That session was not found; it may have ended already.</p>"
+        case "session_ended": "<p class=\"notice\" role=\"status\">The session was signed out, with the apps that used it.</p>"
         case "password_changed": "<p class=\"notice\" role=\"status\">Your password was changed. Your other sign-ins have ended.</p>"
         case "password_wrong": "<p class=\"alert\" role=\"alert\">The current password is wrong. The password was not changed.</p>"
         case "password_mismatch": "<p class=\"alert\" role=\"alert\">The two new passwords differ. The password was not changed.</p>"
         case "password_weak": "<p class=\"alert\" role=\"alert\">The new password needs at least 8 characters. The password was not changed.</p>"
         case "password_missing": "<p class=\"alert\" role=\"alert\">Fill in every password field.</p>"
         case "password_locked": "<p class=\"alert\" role=\"alert\">Too many attempts. Try again later.</p>"
+        case "totp_on": "<p class=\"notice\" role=\"status\">Two-step sign-in is on: signing in now asks for a code from your app.</p>"
+        case "totp_off": "<p class=\"notice\" role=\"status\">Two-step sign-in is off: signing in asks for your password only.</p>"
+        case "totp_expired": "<p class=\"alert\" role=\"alert\">That setup has expired or is not valid here. Start again.</p>"
+        case "totp_already_on": "<p class=\"alert\" role=\"alert\">Two-step sign-in is already on. Remove the app first to set up another.</p>"
+        case "totp_password_wrong": "<p class=\"alert\" role=\"alert\">The current password is wrong. Two-step sign-in stays on.</p>"
         default: ""
         }
     }

@@ -36,12 +36,10 @@ public final class AccountPasswordResponder: Responder {
         guard password.utf8.elementsEqual(confirm.utf8) else { return back("password_mismatch", "new password and confirmation differ") }
         let user = signedIn.user
         let attempt: LoginAttempt
-        switch try services.loginThrottle.admit(.user(id: user.id), address: request.remoteAddress) {
-        case .admitted(let admitted): attempt = admitted
-        case .locked(let retryAfter, let key):
-            return back("password_locked", "password change refused: \(key.rawValue) locked for \(retryAfter) s (user \(user.id))")
-        }
-        guard services.hasher.verify(password: current, against: user.passwordHash) else {
+        switch try guardian.checkCurrentPassword(current, of: user, address: request.remoteAddress) {
+        case .verified(let admitted): attempt = admitted
+        case .locked(let detail): return back("password_locked", "password change refused: \(detail)")
+        case .wrong:
             SecurityEvents.passwordChangeRefused(user: user.email, ip: request.remoteAddress, sid: signedIn.session.sid)
             return back("password_wrong", "password change refused: wrong current password for user \(user.id)")
         }

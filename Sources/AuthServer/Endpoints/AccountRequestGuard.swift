@@ -61,6 +61,28 @@ struct AccountRequestGuard {
         return .success((signedIn, form))
     }
 
+    /// What the throttled current-password check found.
+    enum CurrentPassword {
+        /// Right: settle `attempt` with `loginThrottle.succeeded` once the change is made.
+        case verified(LoginAttempt)
+        /// Wrong: counted as a failed sign-in.
+        case wrong
+        /// Locked (nothing counted, the password not checked); `detail` is for the log.
+        case locked(detail: String)
+    }
+
+    /// The current password, required before a change a browser left
+    /// signed in must not be enough for (a new password, removing TOTP). It
+    /// goes through the login throttle, per account and per address, like a
+    /// sign-in: guessing it here costs what guessing it at /login does.
+    func checkCurrentPassword(_ current: String, of user: User, address: String) throws -> CurrentPassword {
+        switch try services.loginThrottle.admit(.user(id: user.id), address: address) {
+        case .locked(let retryAfter, let key): return .locked(detail: "\(key.rawValue) locked for \(retryAfter) s (user \(user.id))")
+        case .admitted(let attempt):
+            return services.hasher.verify(password: current, against: user.passwordHash) ? .verified(attempt) : .wrong
+        }
+    }
+
     struct RefusedChange: Error {
         let response: Response
         init(_ response: Response) { self.response = response }

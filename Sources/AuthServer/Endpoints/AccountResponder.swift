@@ -45,7 +45,9 @@ public final class AccountResponder: Responder {
     /// The page's sections, in order.
     func sections(_ signedIn: SignedIn) throws -> [String] {
         [AccountPage.passkeysSection(try services.storage.read.passkeys.list(userID: signedIn.user.id), formToken: signedIn.formToken),
-         AccountPasswordResponder.section(formToken: signedIn.formToken)]
+         AccountSessionsSection.render(sessions: try services.sessions.liveListings(userID: signedIn.user.id), currentSID: signedIn.session.sid, formToken: signedIn.formToken),
+         AccountPasswordResponder.section(formToken: signedIn.formToken),
+         AccountTOTPResponder.section(formToken: signedIn.formToken, enrolled: try services.totp.isEnrolled(userID: signedIn.user.id))]
     }
 
     /// Passkey challenges are bound to the signed-in session's cookie.

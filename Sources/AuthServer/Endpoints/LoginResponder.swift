@@ -63,7 +63,7 @@ public final class LoginResponder: Responder {
                                     detail: "the form's req does not match the pending request")
         }
         let step = LoginStep(cookieSecret: cookieSecret, formToken: formToken, address: request.remoteAddress,
-                             clientID: waiting.request.clientID)
+                             clientID: waiting.request.clientID, userAgent: request.header("user-agent"))
         switch request.path {
         case Self.passkeyOptionsPath: return try passkeyOptions(step)
         case Self.passkeyPath: return try verifyPasskey(form, step)
@@ -86,6 +86,8 @@ public final class LoginResponder: Responder {
         let address: String
         /// The client the pending request is for (audit events).
         let clientID: String
+        /// The browser's User-Agent, kept with the session it makes (/account).
+        var userAgent: String? = nil
 
         /// Counts and audits how this attempt ended.
         func record(_ result: LoginResult, user: User?) {
@@ -243,7 +245,8 @@ public final class LoginResponder: Responder {
                 }
                 let lifetimes = services.settings.lifetimes
                 if let replaced = consumed.replacesSID { try tx.sessions.end(sid: replaced, at: clock()) }
-                let (session, secret) = try services.sessions.create(userID: user.id, lifetime: lifetimes.ssoSession, amr: amr, tx)
+                let (session, secret) = try services.sessions.create(userID: user.id, lifetime: lifetimes.ssoSession, amr: amr,
+                                                                     address: step.address, userAgent: step.userAgent, tx)
                 let code = try services.codes.issue(AuthorizationCodeGrantRecord(
                     request: authorization, sid: session.sid, userID: user.id, authTime: session.authTime, amr: session.amr),
                     lifetime: lifetimes.authorizationCode, tx)

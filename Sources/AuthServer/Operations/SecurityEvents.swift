@@ -18,6 +18,8 @@ import SSOCore
 /// | `admin_change` | an ssoctl command changed users, clients, APIs, keys or sessions |
 /// | `passkey_added`, `passkey_removed` | the user changed their passkeys on /account |
 /// | `password_changed`, `password_change_refused` | the user changed their password on /account, or gave a wrong current one |
+/// | `totp_enrolled`, `totp_removed` | the user set up or removed TOTP (an authenticator app) on /account |
+/// | `session_ended`, `signed_out_everywhere` | the user signed out one of their sessions, or all of them, on /account |
 public enum SecurityEvents {
     public static func signIn(_ result: LoginResult, user: User?, client: String?, ip: String, sid: String? = nil) {
         Metrics.count(.logins, result.rawValue)
@@ -89,6 +91,27 @@ public enum SecurityEvents {
     public static func passwordChangeRefused(user: String, ip: String, sid: String) {
         Metrics.count(.logins, LoginResult.wrongPassword.rawValue)
         AuditLog.record(AuditEvent(event: "password_change_refused", user: user, ip: ip, reason: LoginResult.wrongPassword.rawValue, sid: sid))
+    }
+
+    /// The signed-in user confirmed a TOTP enrolment on /account (replacing any earlier one).
+    public static func totpEnrolled(user: String, ip: String, sid: String) {
+        AuditLog.record(AuditEvent(event: "totp_enrolled", user: user, ip: ip, sid: sid))
+    }
+
+    /// The signed-in user removed their TOTP enrolment on /account (with their current password).
+    public static func totpRemoved(user: String, ip: String, sid: String) {
+        AuditLog.record(AuditEvent(event: "totp_removed", user: user, ip: ip, sid: sid))
+    }
+
+    /// The signed-in user (in session `sid`) ended their session `endedSID` on /account.
+    public static func sessionEnded(user: String, ip: String, sid: String, endedSID: String) {
+        AuditLog.record(AuditEvent(event: "session_ended", user: user, ip: ip, sid: sid, target: "session " + endedSID))
+    }
+
+    /// The signed-in user (in session `sid`) ended every session of theirs
+    /// on /account ("Sign out everywhere"); `ended`: how many were live.
+    public static func signedOutEverywhere(user: String, ip: String, sid: String, ended: Int) {
+        AuditLog.record(AuditEvent(event: "signed_out_everywhere", user: user, ip: ip, sid: sid, target: "\(ended) sessions"))
     }
 
     public static func accountUnlocked(user: String, actor: String) {

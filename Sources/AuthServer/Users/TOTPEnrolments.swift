@@ -23,9 +23,21 @@ public final class TOTPEnrolments {
     /// (whose codes stop working at once); returns the seed to show once.
     public func enrol(userID: Int64) throws -> [UInt8] {
         let secret = SecureRandom.bytes(TOTP.secretByteCount)
-        let sealed = try sealer.seal(secret, userID: userID)
-        try storage.write { try $0.totp.enrol(userID: userID, sealedSecret: sealed, at: clock()) }
+        try enrol(userID: userID, secret: secret)
         return secret
+    }
+
+    /// Enrols `userID` with `secret` (one the user's app already shows:
+    /// /account's confirmed enrolment), replacing any earlier one. With
+    /// `usedStep`, the code that confirmed it counts as used: it cannot
+    /// sign in (RFC 6238 §5.2, one-time use).
+    public func enrol(userID: Int64, secret: [UInt8], usedStep: Int64? = nil) throws {
+        precondition(secret.count == TOTP.secretByteCount, "a TOTP seed is TOTP.secretByteCount bytes")
+        let sealed = try sealer.seal(secret, userID: userID)
+        try storage.write { tx in
+            try tx.totp.enrol(userID: userID, sealedSecret: sealed, at: clock())
+            if let usedStep { _ = try tx.totp.accept(step: usedStep, userID: userID) }
+        }
     }
 
     public func isEnrolled(userID: Int64) throws -> Bool {

@@ -1,0 +1,189 @@
+import IssuerStorage
+import SSOCore
+
+/// `/account/totp/...`: the signed-in user sets up or removes TOTP (RFC
+/// 6238, an authenticator app). Plain forms, no script.
+///
+/// - `start` makes a fresh seed and shows it (a QR code drawn here as SVG,
+///   and the Base32 key for typing in) with a form asking for the first
+///   code. Nothing is stored: the seed travels in the form as `pending`,
+///   sealed (AES-256-GCM under the TOTP sealing key) with its expiry, and
+///   bound to this user and this session's sid by the authenticated data.
+/// - `confirm` opens `pending` (tampered, another user's or session's, or
+///   expired: refused), checks the code against that seed and only then
+///   stores the enrolment, the confirming code counted as used.
+/// - `remove` asks for the current password through the login throttle,
+///   as a password change does (a browser left signed in must not be
+///   enough to drop the second factor).
+///
+/// Setting up is offered while the account has no TOTP: replacing the app
+/// means removing it (with the password) first, so a browser left signed
+/// in cannot swap the second factor for one of its own either.
+public final class AccountTOTPResponder: Responder {
+    let services: IssuerServices
+    let guardian: AccountRequestGuard
+    typealias SignedIn = AccountRequestGuard.SignedIn
+
+    public static let startPath = "/account/totp/start"
+    public static let confirmPath = "/account/totp/confirm"
+    public static let removePath = "/account/totp/remove"
+    public static let paths = [startPath, confirmPath, removePath]
+
+    /// How long a started setup may wait for its first code.
+    static let pendingLifetime: Int64 = 600
+
+    public init(services: IssuerServices) {
+        self.services = services
+        guardian = AccountRequestGuard(services: services)
+    }
+
+    public func respond(to request: Request) throws -> Response {
+        let signedIn: SignedIn, form: FormParameters
+        switch try guardian.admitChange(request) {
+        case .failure(let refused): return refused.response
+        case .success(let admitted): (signedIn, form) = admitted
+        }
+        switch request.path {
+        case Self.startPath: return try start(signedIn)
+        case Self.confirmPath: return try confirm(form, signedIn, address: request.remoteAddress)
+        case Self.removePath: return try remove(form, signedIn, address: request.remoteAddress)
+        default: return .plainError(404, "not_found")
+        }
+    }
+
+    static func back(_ notice: String, _ detail: String) -> Response {
+        .redirect(to: AccountResponder.pagePath + "?done=" + notice).logging(detail)
+    }
+
+    func start(_ signedIn: SignedIn) throws -> Response {
+        let user = signedIn.user
+        if try services.totp.isEnrolled(userID: user.id) { return Self.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled") }
+        let secret = SecureRandom.bytes(TOTP.secretByteCount)
+        let pending = try seal(secret, expiresAt: services.clock() + Self.pendingLifetime, for: signedIn)
+        return try setupPage(secret: secret, pending: pending, signedIn, error: nil).logging("TOTP setup started for user \(user.id)")
+    }
+
+    func confirm(_ form: FormParameters, _ signedIn: SignedIn, address: String) throws -> Response {
+        let user = signedIn.user
+        guard let pending = try? form.single("pending"), let secret = try open(pending, for: signedIn) else {
+            return Self.back("totp_expired", "TOTP confirmation refused: pending setup missing, altered, expired or not this session's (user \(user.id))")
+        }
+        if try services.totp.isEnrolled(userID: user.id) { return Self.back("totp_already_on", "TOTP confirmation refused: user \(user.id) is enrolled") }
+        // An app shows "123 456"; people type it so.
+        let code = String(((try? form.single("code")) ?? "").unicodeScalars.filter { $0 != " " })
+        guard let step = TOTPVerifier.matchingStep(code: code, secret: secret, at: services.clock(), after: Int64.min) else {
+            return try setupPage(secret: secret, pending: pending, signedIn, error: "That code is not right. Check the app's clock and enter the code it shows now.")
+                .logging("TOTP confirmation refused: wrong code for user \(user.id)")
+        }
+        try services.totp.enrol(userID: user.id, secret: secret, usedStep: step)
+        SecurityEvents.totpEnrolled(user: user.email, ip: address, sid: signedIn.session.sid)
+        return Self.back("totp_on", "TOTP enrolled by user \(user.id)")
+    }
+
+    func remove(_ form: FormParameters, _ signedIn: SignedIn, address: String) throws -> Response {
+        let user = signedIn.user
+        guard let current = try form.singleAllowingControlCharacters("current"), current.utf8.count <= 1024 else {
+            return Self.back("password_missing", "TOTP removal without the current password")
+        }
+        let attempt: LoginAttempt
+        switch try guardian.checkCurrentPassword(current, of: user, address: address) {
+        case .verified(let admitted): attempt = admitted
+        case .locked(let detail): return Self.back("password_locked", "TOTP removal refused: \(detail)")
+        case .wrong: return Self.back("totp_password_wrong", "TOTP removal refused: wrong current password for user \(user.id)")
+        }
+        let removed = try services.storage.write { tx in
+            try services.loginThrottle.succeeded(attempt, tx)
+            return try tx.totp.remove(userID: user.id)
+        }
+        guard removed else { return Self.back("totp_off", "TOTP removal: user \(user.id) had no enrolment") }
+        SecurityEvents.totpRemoved(user: user.email, ip: address, sid: signedIn.session.sid)
+        return Self.back("totp_off", "TOTP removed by user \(user.id)")
+    }
+
+    // MARK: The pending seed
+
+    /// The authenticated data: this purpose, this user, this session.
+    static func context(userID: Int64, sid: String) -> [UInt8] { Array("gatehouse-totp-pending-v1 user \(userID) sid \(sid)".utf8) }
+
+    func key() throws -> [UInt8] {
+        guard let key = try services.sealingKeys.key(.totp, create: true) else {
+            throw TOTPSealError(description: "the TOTP sealing key is missing")
+        }
+        return key
+    }
+
+    /// Base64URL of AES-GCM(expiry as 8 bytes big-endian || seed).
+    func seal(_ secret: [UInt8], expiresAt: Int64, for signedIn: SignedIn) throws -> String {
+        let expiry = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: expiresAt) >> (56 - 8 * UInt64($0))) }
+        return Base64URL.encode(try AESGCM.seal(expiry + secret, key: key(),
+                                                authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid)))
+    }
+
+    /// The seed, or nil when `pending` is not one this session sealed or has expired.
+    func open(_ pending: String, for signedIn: SignedIn) throws -> [UInt8]? {
+        guard pending.utf8.count <= 512, let sealed = Base64URL.decode(pending),
+              let plain = try? AESGCM.open(sealed, key: key(), authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid)),
+              plain.count == 8 + TOTP.secretByteCount else { return nil }
+        let expiresAt = Int64(bitPattern: plain.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        guard services.clock() <= expiresAt else { return nil }
+        return Array(plain.dropFirst(8))
+    }
+
+    // MARK: HTML
+
+    func setupPage(secret: [UInt8], pending: String, _ signedIn: SignedIn, error: String?) throws -> Response {
+        let escape = HTMLEscaping.escape
+        let qr = try QRCodeSVG(encoding: OTPAuthURI.totp(email: signedIn.user.email, secret: secret))
+            .svg(label: "QR code for your authenticator app")
+        // Groups of four, as apps show and people type them.
+        let key = Base32.encode(secret).enumerated().map { $0.offset > 0 && $0.offset % 4 == 0 ? " \($0.element)" : "\($0.element)" }.joined()
+        let errorLine = error.map { "<p class=\"alert\" role=\"alert\" id=\"totp-error\">\(escape($0))</p>" } ?? ""
+        return AccountPage.page(title: "Set up an authenticator app", body: """
+            <main class="card">
+              <h1>Set up an authenticator app</h1>
+              \(errorLine)
+              <p>Scan this QR code with your authenticator app, then enter the six-digit code it shows.</p>
+              <div class="qr" id="totp-qr">\(qr)</div>
+              <p class="small">Cannot scan it? Add an account in the app by hand with this key (time-based):</p>
+              <p><code class="totp-key" id="totp-secret">\(escape(key))</code></p>
+              <form method="post" action="\(Self.confirmPath)" class="totp-confirm">
+                \(AccountPage.tokenField(signedIn.formToken))
+                <input type="hidden" name="pending" value="\(escape(pending))">
+                <div class="field">
+                  <label for="totp-code">Code from the app</label>
+                  <input id="totp-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+                </div>
+                <button type="submit">Turn on two-step sign-in</button>
+              </form>
+              <p class="small">This setup expires in 10 minutes. <a href="\(AccountResponder.pagePath)">Cancel</a></p>
+            </main>
+            """)
+    }
+
+    /// The section's HTML: a plain form, no script.
+    static func section(formToken: String, enrolled: Bool) -> String {
+        if enrolled {
+            return """
+                  <h2>Two-step sign-in</h2>
+                  <p id="totp-status"><strong>On.</strong> After your password, signing in asks for a code from your authenticator app.</p>
+                  <form method="post" action="\(removePath)" class="totp-remove">
+                    \(AccountPage.tokenField(formToken))
+                    <div class="field">
+                      <label for="totp-remove-password">Current password</label>
+                      <input id="totp-remove-password" name="current" type="password" autocomplete="current-password" required>
+                    </div>
+                    <button type="submit" class="secondary">Remove the authenticator app</button>
+                    <p class="small">Signing in then asks for your password only.</p>
+                  </form>
+            """
+        }
+        return """
+              <h2>Two-step sign-in</h2>
+              <p id="totp-status"><strong>Off.</strong> Add a code from an authenticator app to every sign-in with your password.</p>
+              <form method="post" action="\(startPath)" class="totp-start">
+                \(AccountPage.tokenField(formToken))
+                <button type="submit" class="secondary">Set up an authenticator app</button>
+              </form>
+        """
+    }
+}
