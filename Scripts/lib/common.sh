@@ -12,6 +12,8 @@ RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev libpq-dev l
 TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip postgresql)
 # Prometheus (and its promtool) scrapes the ops listener and checks the shipped alert rules.
 TEST_PACKAGES+=(prometheus)
+# zbarimg reads the account page's QR code back in the browser tests.
+TEST_PACKAGES+=(zbar-tools)
 # IMPORT=PACKAGE where PyPI's name differs (PyJWT imports as jwt; PyPI's "jwt" is another library).
 PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis psycopg jwt=PyJWT)
 
