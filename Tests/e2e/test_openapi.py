@@ -12,10 +12,25 @@ verifies that removing or garbling those credentials is refused. A last test
 walks the real flows (sign-in, code exchange, refresh, Native SSO exchange,
 introspection, revocation, logout) and checks every success response too, which
 random inputs can never reach; another walks DPoP (RFC 9449): the nonce round
-trip, bound tokens, userinfo under the DPoP scheme and its refusals.
+trip, bound tokens, userinfo under the DPoP scheme and its refusals; another
+the passkeys (a software authenticator adds one at /account and signs in with
+it at the login page), the account page's refusals and the ops listener.
+
+The login page's passkey endpoints and the account page's changes need a
+cookie that generated input cannot hold (the pending sign-in's `gh_login` with
+its `req`, a live `sso_session` with its form token): they are fuzzed both as
+they come (so every refusal must be documented) and, as the protected
+operations are, again with real ones and the same-origin headers the pages'
+own posts carry (a fresh pending sign-in; a signed-in test user of this
+module, never the demo user), so the checks reach the handlers behind the
+refusals.
 """
 import atexit
+import base64
+import hashlib
+import json
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -23,6 +38,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import schemathesis
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
 from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from schemathesis.checks import not_a_server_error
@@ -39,6 +56,7 @@ from schemathesis.specs.openapi.checks import (
 from dpop_proofs import ProofKey
 from oidc_flow import App, query
 from stack import DEMO_PASSWORD, ROOT
+from test_account_security import new_user
 
 SPEC_PATH = os.path.join(ROOT, "openapi.yaml")
 DEMO_CLIENT = "mobile-app-001"
@@ -55,15 +73,30 @@ EXPECTED_OPERATIONS = {
     "POST /token", "POST /revoke", "POST /introspect", "POST /par",
     "GET /userinfo", "POST /userinfo",
     "GET /logout", "POST /logout",
+    # the login page's passkey sign-in
+    "POST /login/passkey/options", "POST /login/passkey",
+    # the account page
+    "GET /account", "HEAD /account", "POST /account/passkeys/options", "POST /account/passkeys",
+    "POST /account/passkeys/remove", "POST /account/sessions/end", "POST /account/sessions/end-all",
     # resource servers
     "GET /api/data", "GET /api/records",
     # app-links host
     "GET /.well-known/apple-app-site-association", "GET /.well-known/assetlinks.json",
     "GET /callback", "GET /logout-callback",
+    # ops listener
+    "GET /metrics", "HEAD /metrics", "GET /health/live", "HEAD /health/live", "GET /health/ready", "HEAD /health/ready",
 }
 # Which origin serves which path (the path item's `servers`; the issuer by default).
 ORIGIN_OF_PATH = {"/api/data": "api_a", "/api/records": "api_b", "/.well-known/apple-app-site-association": "app_links",
-                  "/.well-known/assetlinks.json": "app_links", "/callback": "app_links", "/logout-callback": "app_links"}
+                  "/.well-known/assetlinks.json": "app_links", "/callback": "app_links", "/logout-callback": "app_links",
+                  "/metrics": "ops", "/health/live": "ops", "/health/ready": "ops"}
+
+# The account page's paths that take a change: a signed-in browser's cookie
+# and the session's form token (`csrf`).
+ACCOUNT_CHANGES = {"/account/passkeys/options", "/account/passkeys", "/account/passkeys/remove", "/account/sessions/end",
+                   "/account/sessions/end-all"}
+# The login page's passkey endpoints: a pending sign-in's cookie and its `req`.
+PASSKEY_SIGN_IN = {"/login/passkey/options", "/login/passkey"}
 
 # Served by nginx's static module, which answers an unsupported method with a
 # 405 that has no `Allow` header (RFC 9110 §15.5.6 wants one). That is nginx's
@@ -129,7 +162,9 @@ def http_session(stack):
 def credentials(stack):
     """Real credentials for the protected operations: a bearer access token of
     the demo user (every scope, so userinfo, api-a and api-b all accept it) and
-    a confidential client, made as an operator would make it."""
+    a confidential client, made as an operator would make it; for the account
+    page a signed-in browser of a test user, and for the login page's passkey
+    endpoints a fresh pending sign-in per request."""
     app = App(stack, http_session(stack))
     tokens = app.exchange(app.sign_in())
     assert tokens.status_code == 200, tokens.text
@@ -137,7 +172,47 @@ def credentials(stack):
     made = stack.ssoctl("client", "add", client_id, "--redirect-uri", "https://rs.example/cb", "--secret-stdin",
                         input=secret + "\n")
     assert made.returncode == 0, made.stderr
-    return {"bearer": tokens.json()["access_token"], "basic": (client_id, secret)}
+    return {"bearer": tokens.json()["access_token"], "basic": (client_id, secret), "account": AccountBrowser(stack),
+            "pending_sign_in": lambda: pending_sign_in(stack),
+            # What the pages' own posts carry (Fetch Metadata, Origin).
+            "same_origin": {"Sec-Fetch-Site": "same-origin", "Origin": stack.issuer}}
+
+
+def pending_sign_in(stack):
+    """A browser at the login page: its `gh_login` cookie and the page's `req`."""
+    http = http_session(stack)
+    login_page = App(stack, http).authorize()
+    assert login_page.status_code == 303 and login_page.headers["Location"].startswith("/login.html?req="), login_page.text
+    return http.cookies["gh_login"], query(login_page.headers["Location"])["req"]
+
+
+class AccountBrowser:
+    """A browser signed in as a test user of its own (the generated requests may
+    end its sign-ins): its `sso_session` cookie and the account page's form
+    token, signing in again whenever the session has ended."""
+
+    def __init__(self, stack):
+        self.stack = stack
+        self.email, self.password, _ = new_user(stack)
+        self.cookie = None
+
+    def sign_in(self):
+        http = http_session(self.stack)
+        app = App(self.stack, http)
+        signed_in = app.login(app.authorize().headers["Location"], email=self.email, password=self.password)
+        assert signed_in.status_code == 303 and "code=" in signed_in.headers["Location"], signed_in.headers
+        self.cookie = http.cookies["sso_session"]
+
+    def session(self):
+        """(cookie, form token) of a live session."""
+        for _ in range(2):
+            if self.cookie is not None:
+                page = http_session(self.stack).get(self.stack.issuer + "/account", cookies={"sso_session": self.cookie})
+                token = re.search(r'data-csrf="([A-Za-z0-9_-]+)"', page.text)
+                if token:
+                    return self.cookie, token.group(1)
+            self.sign_in()
+        raise AssertionError("no live session for the account page")
 
 
 # ---- the description itself -------------------------------------------------
@@ -149,7 +224,7 @@ def test_the_description_lists_every_endpoint_and_its_origin(stack):
     # origin that really serves it.
     raw = schema.raw_schema
     ports = {"host": "localhost", "issuerPort": stack.base, "apiAPort": stack.base + 1, "apiBPort": stack.base + 2,
-             "appLinksPort": stack.base + 3}
+             "appLinksPort": stack.base + 3, "opsPort": stack.base + 4}
     for path, item in raw["paths"].items():
         server = (item.get("servers") or raw["servers"])[0]
         assert server["url"].format(**ports) == origin(stack, path), path
@@ -173,6 +248,14 @@ def with_credentials(case, credentials):
         return {"headers": {"Authorization": "Bearer " + credentials["bearer"]}}
     if path == "/introspect":
         return {"auth": credentials["basic"]}
+    if path == "/account":
+        return {"cookies": {"sso_session": credentials["account"].session()[0]}}
+    if path in ACCOUNT_CHANGES and isinstance(case.body, dict):
+        cookie, token = credentials["account"].session()
+        return {"cookies": {"sso_session": cookie}, "data": {**case.body, "csrf": token}, "headers": dict(credentials["same_origin"])}
+    if path in PASSKEY_SIGN_IN and isinstance(case.body, dict):
+        cookie, req = credentials["pending_sign_in"]()
+        return {"cookies": {"gh_login": cookie}, "data": {**case.body, "req": req}, "headers": dict(credentials["same_origin"])}
     # Public-client endpoints and the browser endpoints: name the demo client,
     # and for /authorize one of its redirect URIs, so validation goes deeper
     # than "unknown client".
@@ -349,3 +432,165 @@ def test_dpop_responses_of_the_real_flows_are_documented(stack):
     refreshed = post(token_url, headers={"DPoP": key.proof("POST", token_url, nonce=nonce)},
                      data={"grant_type": "refresh_token", "refresh_token": bound.json()["refresh_token"], "client_id": app.client_id})
     assert refreshed.status_code == 200 and refreshed.json()["token_type"] == "DPoP"
+
+
+# ---- passkeys, the account page and the ops listener --------------------------
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unb64url(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def cbor(value):
+    """CTAP2 canonical CBOR of ints, byte and text strings and maps (all a
+    "none" attestation and a COSE key need)."""
+    def head(major, number):
+        if number < 24:
+            return bytes([major << 5 | number])
+        extra = next(extra for extra, top in ((24, 0xFF), (25, 0xFFFF), (26, 0xFFFFFFFF)) if number <= top)
+        return bytes([major << 5 | extra]) + number.to_bytes(1 << (extra - 24), "big")
+    if isinstance(value, int):
+        return head(0, value) if value >= 0 else head(1, -1 - value)
+    if isinstance(value, bytes):
+        return head(2, len(value)) + value
+    if isinstance(value, str):
+        return head(3, len(value.encode())) + value.encode()
+    entries = sorted(((cbor(key), cbor(item)) for key, item in value.items()), key=lambda entry: (len(entry[0]), entry[0]))
+    return head(5, len(entries)) + b"".join(key + item for key, item in entries)
+
+
+class SoftAuthenticator:
+    """A device-bound passkey in software (WebAuthn Level 3): one ES256 key, a
+    discoverable credential, "none" attestation, user present and verified."""
+
+    def __init__(self):
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.credential_id = secrets.token_bytes(16)
+        self.sign_count = 0
+        self.user_handle = b""
+
+    @staticmethod
+    def client_data(kind, options, origin):
+        return json.dumps({"type": kind, "challenge": options["challenge"], "origin": origin, "crossOrigin": False}).encode()
+
+    def create(self, options, origin):
+        """navigator.credentials.create(): the form fields of POST /account/passkeys."""
+        self.user_handle = unb64url(options["user"]["id"])
+        public = self.key.public_key().public_numbers()
+        cose_key = cbor({1: 2, 3: -7, -1: 1, -2: public.x.to_bytes(32, "big"), -3: public.y.to_bytes(32, "big")})
+        auth_data = (hashlib.sha256(options["rp"]["id"].encode()).digest() + bytes([0x45]) + self.sign_count.to_bytes(4, "big")
+                     + bytes(16) + len(self.credential_id).to_bytes(2, "big") + self.credential_id + cose_key)
+        return {"clientDataJSON": b64url(self.client_data("webauthn.create", options, origin)),
+                "attestationObject": b64url(cbor({"fmt": "none", "attStmt": {}, "authData": auth_data})),
+                "transports": "internal"}
+
+    def get(self, options, origin):
+        """navigator.credentials.get(): the form fields of POST /login/passkey."""
+        self.sign_count += 1
+        auth_data = hashlib.sha256(options["rpId"].encode()).digest() + bytes([0x05]) + self.sign_count.to_bytes(4, "big")
+        client_data = self.client_data("webauthn.get", options, origin)
+        signature = self.key.sign(auth_data + hashlib.sha256(client_data).digest(), ec.ECDSA(hashes.SHA256()))
+        return {"id": b64url(self.credential_id), "clientDataJSON": b64url(client_data), "authenticatorData": b64url(auth_data),
+                "signature": b64url(signature), "userHandle": b64url(self.user_handle)}
+
+
+def calls(stack, http):
+    """GET and POST through `http` (its cookie jar), each answer checked against the description."""
+    get = lambda url, **kwargs: conforms(stack, http.get(url, allow_redirects=False, **kwargs))  # noqa: E731
+    post = lambda url, **kwargs: conforms(stack, http.post(url, allow_redirects=False, **kwargs))  # noqa: E731
+    return get, post
+
+
+def test_ops_answers_are_documented(stack):
+    """The ops listener's real answers (plain HTTP on loopback), GET and HEAD."""
+    get, _ = calls(stack, http_session(stack))
+    ready = get(stack.ops + "/health/ready")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    live = get(stack.ops + "/health/live")
+    assert live.status_code == 200 and live.json()["checks"]["login"] == "ok"
+    metrics = get(stack.ops + "/metrics")
+    assert metrics.status_code == 200 and re.search(r"^gatehouse_ready 1(\.0)?$", metrics.text, re.MULTILINE), metrics.text
+    for path in ("/health/ready", "/health/live", "/metrics"):
+        assert conforms(stack, http_session(stack).head(stack.ops + path)).status_code == 200
+
+
+def test_passkey_and_account_answers_of_the_real_flows_are_documented(stack):
+    """A passkey added at /account by a software authenticator, a sign-in
+    with it at the login page, its removal, the sessions it made signed out
+    one by one and everywhere, and the refusals on the way."""
+    issuer, authenticator = stack.issuer, SoftAuthenticator()
+    email, password, _ = new_user(stack)
+    phone = http_session(stack)
+    get, post = calls(stack, phone)
+
+    # Signed out: the page says so; a change is refused (cross-site first, then signed out).
+    signed_out = get(issuer + "/account")
+    assert signed_out.status_code == 200 and 'id="signed-out"' in signed_out.text
+    assert post(issuer + "/account/passkeys/options", data={"csrf": "x"}).json()["error"] == "signed_out"
+    cross_site = post(issuer + "/account/passkeys/options", data={"csrf": "x"}, headers={"Sec-Fetch-Site": "cross-site"})
+    assert cross_site.status_code == 403 and cross_site.headers["Content-Type"].startswith("text/html")
+
+    # Signed in: the page and its form token; a wrong token and a non-form body are refused.
+    app = App(stack, phone)
+    assert post(issuer + "/login", data={"req": query(app.authorize().headers["Location"])["req"], "email": email,
+                                         "password": password}).status_code == 303
+    page = get(issuer + "/account", params={"done": "removed"})
+    assert page.status_code == 200 and f'<span id="account-email">{email}</span>' in page.text
+    csrf = re.search(r'data-csrf="([A-Za-z0-9_-]+)"', page.text).group(1)
+    wrong_token = post(issuer + "/account/passkeys/options", data={"csrf": "not-" + csrf})
+    assert wrong_token.status_code == 403 and wrong_token.json()["error"] == "invalid_request"
+    assert post(issuer + "/account/passkeys/options", json={"csrf": csrf}).status_code == 415
+
+    # Adding a passkey: the options, the new credential; its challenge is spent.
+    options = post(issuer + "/account/passkeys/options", data={"csrf": csrf})
+    assert options.status_code == 200 and options.json()["excludeCredentials"] == []
+    created = authenticator.create(options.json(), issuer)
+    added = post(issuer + "/account/passkeys", data={"csrf": csrf, "name": "OpenAPI phone", **created})
+    assert added.status_code == 200 and added.json() == {"status": "added", "name": "OpenAPI phone"}, added.text
+    again = post(issuer + "/account/passkeys", data={"csrf": csrf, **created})
+    assert again.status_code == 400 and again.json()["error"] == "passkey_refused"
+    assert post(issuer + "/account/passkeys", data={"csrf": csrf}).json()["error"] == "invalid_request"
+    assert post(issuer + "/account/passkeys/options", data={"csrf": csrf}).json()["excludeCredentials"] == \
+        [{"type": "public-key", "id": b64url(authenticator.credential_id)}]
+
+    # Signing in with it on another browser: options, the assertion, the code.
+    laptop = http_session(stack)
+    get_, post_ = calls(stack, laptop)
+    other = App(stack, laptop)
+    req = query(get_(other.authorize_url()).headers["Location"])["req"]
+    request_options = post_(issuer + "/login/passkey/options", data={"req": req})
+    assert request_options.status_code == 200 and request_options.json()["userVerification"] == "required"
+    refused = post_(issuer + "/login/passkey", data={"req": req, **authenticator.get(request_options.json(), issuer),
+                                                    "signature": b64url(b"not a signature")})
+    assert refused.status_code == 400 and refused.json()["error"] == "passkey_refused"
+    assertion = authenticator.get(post_(issuer + "/login/passkey/options", data={"req": req}).json(), issuer)
+    signed_in = post_(issuer + "/login/passkey", data={"req": req, **assertion})
+    assert signed_in.status_code == 200 and "sso_session" in laptop.cookies, signed_in.text
+    assert signed_in.json()["location"].startswith(other.redirect_uri + "?code=")
+    # The pending sign-in is used up (and its cookie cleared): back to the login page.
+    expired = post_(issuer + "/login/passkey/options", data={"req": req})
+    assert expired.status_code == 303 and expired.headers["Location"] == "/login.html?error=expired"
+    cross_site = post_(issuer + "/login/passkey/options", data={"req": req}, headers={"Origin": "https://evil.example"})
+    assert cross_site.status_code == 403
+
+    # Removing it: a plain form, back to the page; a second time it is not found.
+    for done in ("removed", "not_found"):
+        removed = post(issuer + "/account/passkeys/remove", data={"csrf": csrf, "id": b64url(authenticator.credential_id)})
+        assert removed.status_code == 303 and removed.headers["Location"] == "/account?done=" + done
+
+    # Sessions and devices: this browser's session is listed first, the
+    # laptop's next. Signing the laptop out, twice; then everywhere.
+    this_browser, laptop_sid = re.findall(r'name="sid" value="([A-Za-z0-9_-]+)"', get(issuer + "/account").text)
+    for done in ("session_ended", "session_not_found"):
+        ended = post(issuer + "/account/sessions/end", data={"csrf": csrf, "sid": laptop_sid})
+        assert ended.status_code == 303 and ended.headers["Location"] == "/account?done=" + done
+    cookie = phone.cookies["sso_session"]
+    everywhere = post(issuer + "/account/sessions/end-all", data={"csrf": csrf})
+    assert everywhere.status_code == 303 and everywhere.headers["Location"] == "/account"
+    assert "sso_session" not in phone.cookies
+    # The ended session's cookie, sent anyway, no longer signs anything.
+    assert post(issuer + "/account/sessions/end", data={"csrf": csrf, "sid": this_browser},
+                cookies={"sso_session": cookie}).json()["error"] == "signed_out"
