@@ -56,7 +56,7 @@ from schemathesis.specs.openapi.checks import (
 from dpop_proofs import ProofKey
 from oidc_flow import App, query
 from stack import DEMO_PASSWORD, ROOT
-from test_account_security import new_user
+from test_account_security import client, fresh_address, new_user, totp
 
 SPEC_PATH = os.path.join(ROOT, "openapi.yaml")
 DEMO_CLIENT = "mobile-app-001"
@@ -78,6 +78,7 @@ EXPECTED_OPERATIONS = {
     # the account page
     "GET /account", "HEAD /account", "POST /account/passkeys/options", "POST /account/passkeys",
     "POST /account/passkeys/remove", "POST /account/sessions/end", "POST /account/sessions/end-all",
+    "POST /account/password", "POST /account/totp/start", "POST /account/totp/confirm", "POST /account/totp/remove",
     # resource servers
     "GET /api/data", "GET /api/records",
     # app-links host
@@ -94,7 +95,14 @@ ORIGIN_OF_PATH = {"/api/data": "api_a", "/api/records": "api_b", "/.well-known/a
 # The account page's paths that take a change: a signed-in browser's cookie
 # and the session's form token (`csrf`).
 ACCOUNT_CHANGES = {"/account/passkeys/options", "/account/passkeys", "/account/passkeys/remove", "/account/sessions/end",
-                   "/account/sessions/end-all"}
+                   "/account/sessions/end-all", "/account/password", "/account/totp/start", "/account/totp/confirm",
+                   "/account/totp/remove"}
+# Of those, the password and TOTP forms: the current password they ask for
+# goes through the login throttle (per account and per address), so their
+# generated (wrong) guesses are made as another test user of this module,
+# from a loopback address of its own, and lock neither the account the other
+# account paths use nor the address the other tests here sign in from.
+ACCOUNT_SECRETS = {"/account/password", "/account/totp/start", "/account/totp/confirm", "/account/totp/remove"}
 # The login page's passkey endpoints: a pending sign-in's cookie and its `req`.
 PASSKEY_SIGN_IN = {"/login/passkey/options", "/login/passkey"}
 
@@ -173,6 +181,7 @@ def credentials(stack):
                         input=secret + "\n")
     assert made.returncode == 0, made.stderr
     return {"bearer": tokens.json()["access_token"], "basic": (client_id, secret), "account": AccountBrowser(stack),
+            "account_secrets": AccountBrowser(stack, address=fresh_address()),
             "pending_sign_in": lambda: pending_sign_in(stack),
             # What the pages' own posts carry (Fetch Metadata, Origin).
             "same_origin": {"Sec-Fetch-Site": "same-origin", "Origin": stack.issuer}}
@@ -189,15 +198,20 @@ def pending_sign_in(stack):
 class AccountBrowser:
     """A browser signed in as a test user of its own (the generated requests may
     end its sign-ins): its `sso_session` cookie and the account page's form
-    token, signing in again whenever the session has ended."""
+    token, signing in again whenever the session has ended; from `address`
+    (a loopback address of its own) when given."""
 
-    def __init__(self, stack):
+    def __init__(self, stack, address=None):
         self.stack = stack
+        self.address = address
         self.email, self.password, _ = new_user(stack)
         self.cookie = None
 
+    def http(self):
+        return http_session(self.stack) if self.address is None else client(self.stack, self.address)
+
     def sign_in(self):
-        http = http_session(self.stack)
+        http = self.http()
         app = App(self.stack, http)
         signed_in = app.login(app.authorize().headers["Location"], email=self.email, password=self.password)
         assert signed_in.status_code == 303 and "code=" in signed_in.headers["Location"], signed_in.headers
@@ -207,7 +221,7 @@ class AccountBrowser:
         """(cookie, form token) of a live session."""
         for _ in range(2):
             if self.cookie is not None:
-                page = http_session(self.stack).get(self.stack.issuer + "/account", cookies={"sso_session": self.cookie})
+                page = self.http().get(self.stack.issuer + "/account", cookies={"sso_session": self.cookie})
                 token = re.search(r'data-csrf="([A-Za-z0-9_-]+)"', page.text)
                 if token:
                     return self.cookie, token.group(1)
@@ -240,7 +254,8 @@ def test_the_description_lists_every_endpoint_and_its_origin(stack):
 
 def with_credentials(case, credentials):
     """The same request with real credentials (or a registered client id), as
-    keyword arguments for `call_and_validate`; None when the operation has none."""
+    keyword arguments for `call_and_validate` (and the `session` to send it
+    through, when not the generated request's); None when the operation has none."""
     path, method = case.operation.path, case.operation.method.upper()
     if case.method.upper() != method:
         return None  # an unexpected-method probe of the coverage phase
@@ -250,6 +265,11 @@ def with_credentials(case, credentials):
         return {"auth": credentials["basic"]}
     if path == "/account":
         return {"cookies": {"sso_session": credentials["account"].session()[0]}}
+    if path in ACCOUNT_SECRETS and isinstance(case.body, dict):
+        browser = credentials["account_secrets"]
+        cookie, token = browser.session()
+        return {"cookies": {"sso_session": cookie}, "data": {**case.body, "csrf": token}, "headers": dict(credentials["same_origin"]),
+                "session": browser.http()}
     if path in ACCOUNT_CHANGES and isinstance(case.body, dict):
         cookie, token = credentials["account"].session()
         return {"cookies": {"sso_session": cookie}, "data": {**case.body, "csrf": token}, "headers": dict(credentials["same_origin"])}
@@ -282,7 +302,7 @@ def test_every_response_is_documented(case, stack, credentials):
     case.call_and_validate(base_url=base_url, session=http, verify=stack.ca, checks=checks)
     extra = with_credentials(case, credentials)
     if extra is not None:
-        case.call_and_validate(base_url=base_url, session=http, verify=stack.ca, checks=checks, **extra)
+        case.call_and_validate(base_url=base_url, session=extra.pop("session", http), verify=stack.ca, checks=checks, **extra)
 
 
 # ---- the real flows ---------------------------------------------------------
@@ -594,3 +614,64 @@ def test_passkey_and_account_answers_of_the_real_flows_are_documented(stack):
     # The ended session's cookie, sent anyway, no longer signs anything.
     assert post(issuer + "/account/sessions/end", data={"csrf": csrf, "sid": this_browser},
                 cookies={"sso_session": cookie}).json()["error"] == "signed_out"
+
+
+def test_password_and_totp_answers_of_the_real_flows_are_documented(stack):
+    """The account page's password and TOTP forms as a browser posts them
+    (a test user of this test's own, from a loopback address of its own, so
+    its wrong guesses count against nothing another test uses): a password
+    change refused and made, an authenticator app set up (a wrong first
+    code, then the right one) and removed with the new password."""
+    issuer = stack.issuer
+    email, password, _ = new_user(stack)
+    browser = client(stack, fresh_address())
+    get, post = calls(stack, browser)
+    app = App(stack, browser)
+    assert post(issuer + "/login", data={"req": query(app.authorize().headers["Location"])["req"], "email": email,
+                                         "password": password}).status_code == 303
+    csrf = re.search(r'data-csrf="([A-Za-z0-9_-]+)"', get(issuer + "/account").text).group(1)
+
+    def back(response, done):
+        assert response.status_code == 303 and response.headers["Location"] == "/account?done=" + done, \
+            (response.status_code, response.headers.get("Location"), response.text[:300])
+        return response
+
+    # The password: missing, mismatched, wrong, too short, then changed; this browser stays signed in.
+    new_password = "pw-new-" + secrets.token_urlsafe(12)
+    change = lambda current, new, confirm: post(issuer + "/account/password",  # noqa: E731
+                                                data={"csrf": csrf, "current": current, "password": new, "confirm": confirm})
+    back(post(issuer + "/account/password", data={"csrf": csrf, "current": password}), "password_missing")
+    back(change(password, new_password, new_password + "x"), "password_mismatch")
+    back(change("not-" + password, new_password, new_password), "password_wrong")
+    back(change(password, "short", "short"), "password_weak")
+    back(change(password, new_password, new_password), "password_changed")
+    assert get(issuer + "/account", params={"done": "password_changed"}).status_code == 200
+    back(change(password, new_password, new_password), "password_wrong")  # the old one no longer counts
+
+    # TOTP: the setup page with its key and sealed seed; a wrong code shows it again.
+    started = post(issuer + "/account/totp/start", data={"csrf": csrf})
+    assert started.status_code == 200 and 'id="totp-qr"' in started.text, started.text[:300]
+    secret = re.search(r'<code class="totp-key" id="totp-secret">([A-Z2-7 ]+)</code>', started.text).group(1).replace(" ", "")
+    pending = re.search(r'name="pending" value="([A-Za-z0-9_-]+)"', started.text).group(1)
+    confirm = lambda code, sealed=pending: post(issuer + "/account/totp/confirm",  # noqa: E731
+                                                data={"csrf": csrf, "pending": sealed, "code": code})
+    near = {totp(secret, offset) for offset in (-2, -1, 0, 1, 2)}
+    wrong = next(code for code in ("000000", "111111", "222222") if code not in near)
+    again = confirm(wrong)
+    assert again.status_code == 200 and 'id="totp-error"' in again.text and pending in again.text
+    back(confirm("123456", sealed="x" + pending), "totp_expired")
+    code = totp(secret)
+    back(confirm(code[:3] + " " + code[3:]), "totp_on")
+    back(confirm(totp(secret)), "totp_already_on")
+    back(post(issuer + "/account/totp/start", data={"csrf": csrf}), "totp_already_on")
+
+    # Removing it: without, with the old, then with the new password.
+    back(post(issuer + "/account/totp/remove", data={"csrf": csrf}), "password_missing")
+    back(post(issuer + "/account/totp/remove", data={"csrf": csrf, "current": password}), "totp_password_wrong")
+    back(post(issuer + "/account/totp/remove", data={"csrf": csrf, "current": new_password}), "totp_off")
+    back(post(issuer + "/account/totp/remove", data={"csrf": csrf, "current": new_password}), "totp_off")
+
+    # Signing in elsewhere takes the new password, and no code.
+    other = App(stack, client(stack, fresh_address()))
+    signed_in = other.login(other.authorize().headers["Location"], email=email, password=new_password)
+    assert signed_in.status_code == 303 and "code=" in signed_in.headers["Location"], signed_in.headers
