@@ -880,3 +880,32 @@ struct SoftAssertion {
         return fields
     }
 }
+
+// MARK: Rename
+
+extension PasskeyCeremoniesTests {
+
+    func testAPasskeyIsRenamedByItsOwnerOnlyWithAUsableName() throws {
+        let cookie = try sessionCookie(for: alice)
+        let mine = try storeFakePasskey(for: alice, name: "old name")
+        let bobs = try storeFakePasskey(for: bob, name: "bob's key")
+        func rename(_ id: [UInt8], _ name: String) -> String? {
+            accountPOST(AccountResponder.renamePath, cookie: cookie, fields: [("id", Base64URL.encode(id)), ("name", name)]).header("Location")
+        }
+        XCTAssertEqual(rename(mine.credentialID, "  Work laptop "), "/account?done=renamed")
+        XCTAssertEqual(try passkey(credentialID: mine.credentialID)?.name, "Work laptop")
+        XCTAssertEqual(events(named: "passkey_renamed").map(\.reason), ["Work laptop"])
+        for refused in ["", "   ", "bell\u{7}key", String(repeating: "x", count: 65)] {
+            XCTAssertEqual(rename(mine.credentialID, refused), "/account?done=name_refused", refused.debugDescription)
+        }
+        XCTAssertEqual(rename(bobs.credentialID, "mine now"), "/account?done=not_found")
+        XCTAssertEqual(rename([1, 2, 3], "unknown"), "/account?done=not_found")
+        XCTAssertEqual(try passkey(credentialID: mine.credentialID)?.name, "Work laptop")
+        XCTAssertEqual(try passkey(credentialID: bobs.credentialID)?.name, "bob's key")
+        XCTAssertEqual(events(named: "passkey_renamed").count, 1)
+    }
+
+    func passkey(credentialID: [UInt8]) throws -> PasskeyRecord? {
+        try harness.services.storage.read.passkeys.find(credentialID: credentialID)
+    }
+}

@@ -77,7 +77,7 @@ EXPECTED_OPERATIONS = {
     "POST /login/passkey/options", "POST /login/passkey",
     # the account page
     "GET /account", "HEAD /account", "POST /account/passkeys/options", "POST /account/passkeys",
-    "POST /account/passkeys/remove", "POST /account/sessions/end", "POST /account/sessions/end-all",
+    "POST /account/passkeys/remove", "POST /account/passkeys/rename", "POST /account/sessions/end", "POST /account/sessions/end-all",
     "POST /account/password", "POST /account/totp/start", "POST /account/totp/confirm", "POST /account/totp/remove",
     # resource servers
     "GET /api/data", "GET /api/records",
@@ -94,7 +94,7 @@ ORIGIN_OF_PATH = {"/api/data": "api_a", "/api/records": "api_b", "/.well-known/a
 
 # The account page's paths that take a change: a signed-in browser's cookie
 # and the session's form token (`csrf`).
-ACCOUNT_CHANGES = {"/account/passkeys/options", "/account/passkeys", "/account/passkeys/remove", "/account/sessions/end",
+ACCOUNT_CHANGES = {"/account/passkeys/options", "/account/passkeys", "/account/passkeys/remove", "/account/passkeys/rename", "/account/sessions/end",
                    "/account/sessions/end-all", "/account/password", "/account/totp/start", "/account/totp/confirm",
                    "/account/totp/remove"}
 # Of those, the password and TOTP forms: the current password they ask for

@@ -82,10 +82,19 @@ def test_register_sign_out_sign_in_without_a_password_remove_and_be_refused(stac
     subject = stack.query("SELECT subject FROM users WHERE email = ?", email)[0][0]
     assert claims["sub"] == subject
 
-    # The page now says when the passkey was last used; removing it is a plain form.
+    # The page now says when the passkey was last used; renaming and
+    # removing it are plain forms.
     driver.get(stack.issuer + "/account")
     assert "last used" in wait_for_element(driver, By.CLASS_NAME, "passkey").text
-    driver.find_element(By.CSS_SELECTOR, ".passkey form button").click()
+    driver.find_element(By.CSS_SELECTOR, ".rename summary").click()
+    field = wait_for_element(driver, By.CSS_SELECTOR, ".rename input[name=name]")
+    field.clear()
+    field.send_keys("Work laptop")
+    driver.find_element(By.CSS_SELECTOR, ".rename button").click()
+    assert wait_for_element(driver, By.CSS_SELECTOR, "p.notice").text == "The passkey was renamed."
+    assert driver.find_element(By.CLASS_NAME, "passkey-name").text == "Work laptop"
+    assert stack.query("SELECT name FROM passkeys WHERE user_id = (SELECT id FROM users WHERE email = ?)", email) == [("Work laptop",)]
+    driver.find_element(By.CSS_SELECTOR, ".passkey form.inline button").click()
     assert wait_for_element(driver, By.CSS_SELECTOR, "p.notice").text == "The passkey was removed."
     assert driver.find_element(By.ID, "no-passkeys")
     assert stack.query("SELECT count(*) FROM passkeys WHERE user_id = (SELECT id FROM users WHERE email = ?)", email)[0][0] == 0

@@ -35,6 +35,8 @@ enum AccountPage {
     static func noticeLine(_ notice: String?) -> String {
         switch notice {
         case "removed": "<p class=\"notice\" role=\"status\">The passkey was removed.</p>"
+        case "renamed": "<p class=\"notice\" role=\"status\">The passkey was renamed.</p>"
+        case "name_refused": "<p class=\"alert\" role=\"alert\">That name cannot be used: up to 64 characters, no control characters.</p>"
         case "not_found": "<p class=\"alert\" role=\"alert\">That passkey was not found.</p>"
         case "session_not_found": "<p class=\"alert\" role=\"alert\">That session was not found; it may have ended already.</p>"
         case "session_ended": "<p class=\"notice\" role=\"status\">The session was signed out, with the apps that used it.</p>"
@@ -71,6 +73,17 @@ enum AccountPage {
                     <input type="hidden" name="id" value="\(escape(Base64URL.encode(passkey.credentialID)))">
                     <button type="submit" class="secondary">Remove</button>
                   </form>
+                  <details class="rename">
+                    <summary>Rename</summary>
+                    <form method="post" action="\(AccountResponder.renamePath)">
+                      \(tokenField(formToken))
+                      <input type="hidden" name="id" value="\(escape(Base64URL.encode(passkey.credentialID)))">
+                      <label for="rename-\(escape(Base64URL.encode(passkey.credentialID)))">New name</label>
+                      <input id="rename-\(escape(Base64URL.encode(passkey.credentialID)))" name="name" type="text" maxlength="64" required \
+            value="\(escape(passkey.name))">
+                      <button type="submit" class="secondary">Save the name</button>
+                    </form>
+                  </details>
                 </li>
             """
         }.joined(separator: "\n")

@@ -15,7 +15,8 @@ public final class AccountResponder: Responder {
     public static let optionsPath = "/account/passkeys/options"
     public static let registerPath = "/account/passkeys"
     public static let removePath = "/account/passkeys/remove"
-    public static let paths = [pagePath, optionsPath, registerPath, removePath]
+    public static let renamePath = "/account/passkeys/rename"
+    public static let paths = [pagePath, optionsPath, registerPath, removePath, renamePath]
 
     public init(services: IssuerServices) {
         self.services = services
@@ -38,6 +39,7 @@ public final class AccountResponder: Responder {
         case Self.optionsPath: return try registrationOptions(signedIn)
         case Self.registerPath: return try register(form, signedIn, address: request.remoteAddress)
         case Self.removePath: return try remove(form, signedIn, address: request.remoteAddress)
+        case Self.renamePath: return try rename(form, signedIn, address: request.remoteAddress)
         default: return .plainError(404, "not_found")
         }
     }
@@ -80,6 +82,29 @@ public final class AccountResponder: Responder {
         } catch let refusal as PasskeyRefusal {
             return try AccountRequestGuard.jsonError(400, "passkey_refused", "that passkey could not be added", detail: "passkey registration refused: \(refusal)")
         }
+    }
+
+    /// A plain form post: the passkey's new name (checked as at
+    /// registration); back to the page, which says what happened.
+    func rename(_ form: FormParameters, _ signedIn: SignedIn, address: String) throws -> Response {
+        guard let id = try? form.single("id"), let credentialID = Base64URL.decode(id), !credentialID.isEmpty else {
+            return .redirect(to: Self.pagePath + "?done=not_found")
+        }
+        let name: String
+        do {
+            guard let given = try form.singleAllowingControlCharacters("name"), !given.trimmingASCIIWhitespace().isEmpty else {
+                return .redirect(to: Self.pagePath + "?done=name_refused").logging("passkey rename without a name")
+            }
+            name = try PasskeyCeremonies.checkedName(given, default: "")
+        } catch let refusal as PasskeyRefusal {
+            return .redirect(to: Self.pagePath + "?done=name_refused").logging("passkey rename refused: \(refusal)")
+        }
+        let renamed = try services.storage.write { tx in
+            try tx.passkeys.rename(credentialID: credentialID, userID: signedIn.user.id, name: name)
+        }
+        guard renamed else { return .redirect(to: Self.pagePath + "?done=not_found").logging("no such passkey of user \(signedIn.user.id)") }
+        SecurityEvents.passkeyRenamed(user: signedIn.user.email, ip: address, sid: signedIn.session.sid, name: name)
+        return .redirect(to: Self.pagePath + "?done=renamed").logging("passkey renamed for user \(signedIn.user.id)")
     }
 
     /// A plain form post (no script needed): back to the page, which says what happened.

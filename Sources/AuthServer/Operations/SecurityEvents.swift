@@ -16,7 +16,7 @@ import SSOCore
 /// | `refresh_reuse_detected` | a spent refresh token came back; its family is revoked |
 /// | `token_exchange` | Native SSO gave an app tokens for another app's sign-in |
 /// | `admin_change` | an ssoctl command changed users, clients, APIs, keys or sessions |
-/// | `passkey_added`, `passkey_removed` | the user changed their passkeys on /account |
+/// | `passkey_added`, `passkey_renamed`, `passkey_removed` | the user changed their passkeys on /account |
 /// | `password_changed`, `password_change_refused` | the user changed their password on /account, or gave a wrong current one |
 /// | `totp_enrolled`, `totp_removed` | the user set up or removed TOTP (an authenticator app) on /account |
 /// | `session_ended`, `signed_out_everywhere` | the user signed out one of their sessions, or all of them, on /account |
@@ -74,6 +74,11 @@ public enum SecurityEvents {
     /// The signed-in user added a passkey on /account (`reason`: its name).
     public static func passkeyAdded(user: String, ip: String, sid: String, name: String) {
         AuditLog.record(AuditEvent(event: "passkey_added", user: user, ip: ip, reason: name, sid: sid))
+    }
+
+    /// The user renamed a passkey on /account (`reason`: the new name).
+    public static func passkeyRenamed(user: String, ip: String, sid: String, name: String) {
+        AuditLog.record(AuditEvent(event: "passkey_renamed", user: user, ip: ip, reason: name, sid: sid))
     }
 
     public static func passkeyRemoved(user: String, ip: String, sid: String) {
