@@ -91,10 +91,13 @@ def test_register_sign_out_sign_in_without_a_password_remove_and_be_refused(stac
     field.clear()
     field.send_keys("Work laptop")
     driver.find_element(By.CSS_SELECTOR, ".rename button").click()
+    # The page the form leads to, not the one still shown while it loads.
+    wait_for_url(driver, stack.issuer + "/account?done=renamed", "renaming the passkey")
     assert wait_for_element(driver, By.CSS_SELECTOR, "p.notice").text == "The passkey was renamed."
     assert driver.find_element(By.CLASS_NAME, "passkey-name").text == "Work laptop"
     assert stack.query("SELECT name FROM passkeys WHERE user_id = (SELECT id FROM users WHERE email = ?)", email) == [("Work laptop",)]
     driver.find_element(By.CSS_SELECTOR, ".passkey form.inline button").click()
+    wait_for_url(driver, stack.issuer + "/account?done=removed", "removing the passkey")
     assert wait_for_element(driver, By.CSS_SELECTOR, "p.notice").text == "The passkey was removed."
     assert driver.find_element(By.ID, "no-passkeys")
     assert stack.query("SELECT count(*) FROM passkeys WHERE user_id = (SELECT id FROM users WHERE email = ?)", email)[0][0] == 0
