@@ -15,11 +15,16 @@ import SSOCore
 public enum IssuerComposition {
     /// The services of a responder or of ssoctl: storage opened and its
     /// schema brought up to date. Only `ssoctl setup` (`creatingMasterKey`)
-    /// may create a PostgreSQL deployment's master key.
+    /// may create a PostgreSQL deployment's master key. A responder that
+    /// builds pages (`withPages`) needs the catalogues `ssoctl pages` wrote
+    /// and does not start without them.
     public static func services(_ config: GatehouseConfig, hasher: PasswordHasher = PasswordHasher(), clock: @escaping Clock = systemClock,
-                                creatingMasterKey: Bool = false) throws -> IssuerServices {
+                                creatingMasterKey: Bool = false, withPages: Bool = false) throws -> IssuerServices {
+        let messages = withPages ? try MessageCatalogue.load(directory: config.messagesDirectory, defaultLanguage: config.brand.defaultLanguage)
+            : .empty
         let (storage, sealing) = try open(config, creatingMasterKey: creatingMasterKey)
-        return IssuerServices(settings: IssuerSettings(config: config), storage: storage, sealingKeys: sealing, hasher: hasher, clock: clock)
+        return IssuerServices(settings: IssuerSettings(config: config), storage: storage, sealingKeys: sealing, hasher: hasher, clock: clock,
+                              messages: messages)
     }
 
     /// The storage, migrated, and where the sealing keys come from.

@@ -6,7 +6,7 @@ import SSOCore
 // page's passkey sign-in (/login/passkey/options, /login/passkey), and the
 // signed-in user's /account page with its passkey endpoints.
 ResponderProcess.run(endpoint: "login") { config in
-    let services = try IssuerComposition.services(config)
+    let services = try IssuerComposition.services(config, withPages: true)
     let login = try LoginResponder(services: services)
     let account = AccountResponder(services: services)
     var routes: [String: Responder] = ["/login": login, LoginResponder.passkeyOptionsPath: login, LoginResponder.passkeyPath: login]

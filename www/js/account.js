@@ -14,7 +14,7 @@
   button.hidden = false;
   document.querySelector(".passkey-add").hidden = false;
 
-  GatehouseWebAuthn.onPress(button, error, "The passkey was not added", function () {
+  GatehouseWebAuthn.onPress(button, error, function () {
     return GatehouseWebAuthn.post("/account/passkeys/options", { csrf: csrf })
       .then(function (options) {
         return navigator.credentials.create(GatehouseWebAuthn.creationOptions(options));

@@ -14,7 +14,7 @@
   var error = document.getElementById("passkey-error");
   button.hidden = false;
 
-  GatehouseWebAuthn.onPress(button, error, "That passkey could not sign you in", function () {
+  GatehouseWebAuthn.onPress(button, error, function () {
     return GatehouseWebAuthn.post("/login/passkey/options", { req: req })
       .then(function (options) {
         return navigator.credentials.get(GatehouseWebAuthn.requestOptions(options));

@@ -31,7 +31,8 @@
     // After the submit event, so the submission itself is not affected.
     window.setTimeout(function () {
       button.disabled = true;
-      button.textContent = "Signing in\u2026";
+      // The page's language: the label comes from the catalogue, via the page.
+      button.textContent = button.getAttribute("data-busy-label") || label;
     }, 0);
   });
 

@@ -55,7 +55,10 @@ var GatehouseWebAuthn = (function () {
   // Runs `ceremony` when `button` is pressed: the button is disabled
   // meanwhile; a failure is shown in `error` as `prefix` plus its reason,
   // and announced only then (a hidden alert would count as one on the page).
-  function onPress(button, error, prefix, ceremony) {
+  // The failure's wording is the page's (its data-message, in the page's
+  // language); the reason after it is the browser's or the issuer's own.
+  function onPress(button, error, ceremony) {
+    var prefix = error.getAttribute("data-message") || "";
     button.addEventListener("click", function () {
       button.disabled = true;
       error.hidden = true;

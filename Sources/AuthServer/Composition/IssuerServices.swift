@@ -11,10 +11,14 @@ public final class IssuerServices {
     public let sealingKeys: any SealingKeySource
     public let hasher: PasswordHasher
     public let clock: Clock
+    /// The texts of the pages this process builds (account, errors,
+    /// sign-out), every language; `.empty` in a process that builds none.
+    public let messages: MessageCatalogue
 
     public init(settings: IssuerSettings, storage: any IssuerStorage, sealingKeys: any SealingKeySource,
-                hasher: PasswordHasher = PasswordHasher(), clock: @escaping Clock = systemClock) {
+                hasher: PasswordHasher = PasswordHasher(), clock: @escaping Clock = systemClock, messages: MessageCatalogue = .empty) {
         self.settings = settings
+        self.messages = messages
         self.storage = storage
         self.sealingKeys = sealingKeys
         self.hasher = hasher

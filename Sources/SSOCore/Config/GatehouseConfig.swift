@@ -48,6 +48,11 @@ public struct GatehouseConfig: Sendable {
     public var iosBundleID: String
     public var androidPackage: String
     public var androidCertificateFingerprints: [String]
+    /// `GATEHOUSE_PAGES_DIR`: where `ssoctl pages` writes the site for each
+    /// language and the catalogues the responders read.
+    public var pagesDirectory: String
+    /// Product name, logo, colours, default language (README "Branding and languages").
+    public var brand: BrandSettings
 
     /// The issuer's SQLite file (the default storage backend).
     public var databasePath: String { home + "/gatehouse.sqlite" }
@@ -114,7 +119,12 @@ public struct GatehouseConfig: Sendable {
         androidCertificateFingerprints = (values["GATEHOUSE_ANDROID_CERT_SHA256"]
             ?? "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5")
             .split(separator: ",").map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty }
+        pagesDirectory = values["GATEHOUSE_PAGES_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/pages"
+        brand = try BrandSettings(values: values)
     }
+
+    /// The message catalogues `ssoctl pages` wrote.
+    public var messagesDirectory: String { pagesDirectory + "/messages" }
 
     /// On or off; empty or unset means off. Anything else is refused rather
     /// than read as off: a typo must not quietly drop a security setting.
