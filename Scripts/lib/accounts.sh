@@ -49,10 +49,10 @@ choose_process_users() {
         log "warning: user gatehouse cannot reach $GATEHOUSE_HOME or $BIN_DIR; the responders run as root"
         RESPONDER_USER=root RESPONDER_GROUP=root
     fi
-    if runuser -u gatehouse-web -- test -r "$GATEHOUSE_ROOT/www/index.html" -a -x "$GATEHOUSE_HOME/run" 2>/dev/null; then
+    if runuser -u gatehouse-web -- test -r "$PAGES_DIR/languages.conf" -a -x "$GATEHOUSE_HOME/run" 2>/dev/null; then
         WEB_USER=gatehouse-web WEB_GROUP=gatehouse-web
     else
-        log "warning: user gatehouse-web cannot read $GATEHOUSE_ROOT/www or reach $GATEHOUSE_HOME; nginx workers run as root"
+        log "warning: user gatehouse-web cannot read $PAGES_DIR or reach $GATEHOUSE_HOME; nginx workers run as root"
         WEB_USER=root WEB_GROUP=root
     fi
     NGINX_USER_DIRECTIVE="user $WEB_USER $WEB_GROUP;"
@@ -69,7 +69,7 @@ choose_process_users() {
 give_home_to_responders() {
     local path
     chown "$RESPONDER_USER:$RESPONDER_GROUP" "$GATEHOUSE_HOME" || die "cannot chown $GATEHOUSE_HOME"
-    for path in gatehouse.sqlite gatehouse.sqlite-wal gatehouse.sqlite-shm gatehouse.sqlite-journal keys cache applinks; do
+    for path in gatehouse.sqlite gatehouse.sqlite-wal gatehouse.sqlite-shm gatehouse.sqlite-journal keys cache applinks pages; do
         [ -e "$GATEHOUSE_HOME/$path" ] || continue
         chown -R "$RESPONDER_USER:$RESPONDER_GROUP" "$GATEHOUSE_HOME/$path" || die "cannot chown $GATEHOUSE_HOME/$path"
     done

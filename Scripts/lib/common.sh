@@ -174,6 +174,15 @@ listen_directives() {
     [ -n "$ipv6" ] && printf ' ssl;\n        listen [::1]:%s' "$port"
 }
 
+# www/ for every language, branded (README "Branding and languages"), into
+# $GATEHOUSE_PAGES_DIR ($GATEHOUSE_HOME/pages): nginx serves it, and the
+# responders that build pages read its catalogues. World-readable: nginx's
+# workers are another user.
+render_pages() {
+    PAGES_DIR="${GATEHOUSE_PAGES_DIR:-$GATEHOUSE_HOME/pages}"
+    (umask 022 && "$BIN_DIR/ssoctl" pages --source "$GATEHOUSE_ROOT/www" >/dev/null) || die "ssoctl pages failed"
+}
+
 # Renders nginx/gatehouse.conf.template into $GATEHOUSE_HOME/nginx/.
 render_nginx_config() {
     local out="$GATEHOUSE_HOME/nginx" upstreams="" name
@@ -208,6 +217,7 @@ render_nginx_config() {
     text="${text//@@API_B_NAMES@@/$(server_names "$API_B_HOST")}"
     text="${text//@@APP_LINKS_NAMES@@/$(server_names "$APP_LINKS_HOST")}"
     text="${text//@@ROOT@@/$GATEHOUSE_ROOT}"
+    text="${text//@@PAGES@@/$PAGES_DIR}"
     text="${text//@@HOME@@/$GATEHOUSE_HOME}"
     printf '%s\n' "$text" > "$out/nginx.conf"
 }

@@ -111,11 +111,11 @@ def browser_home(stack):
     shutil.rmtree(home, ignore_errors=True)
 
 
-def start_chromium(browser_home, javascript=True, dark=False, ignore_certificate_errors=False):
+def start_chromium(browser_home, javascript=True, dark=False, ignore_certificate_errors=False, language="en-US"):
     options = Options()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=420,900",
-                 "--no-first-run", "--no-default-browser-check", "--disable-gpu", "--lang=en-US",
+                 "--no-first-run", "--no-default-browser-check", "--disable-gpu", "--lang=" + language,
                  "--password-store=basic",
                  "--user-data-dir=" + tempfile.mkdtemp(prefix="profile-", dir=browser_home["home"])):
         options.add_argument(flag)
@@ -124,8 +124,11 @@ def start_chromium(browser_home, javascript=True, dark=False, ignore_certificate
     if dark:
         options.add_argument("--force-dark-mode")
         options.add_argument("--blink-settings=preferredColorScheme=0")  # 0 = dark
+    # The Accept-Language header the browser sends.
+    prefs = {"intl.accept_languages": language}
     if not javascript:
-        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+        prefs["profile.managed_default_content_settings.javascript"] = 2
+    options.add_experimental_option("prefs", prefs)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(CHROMEDRIVER, env=dict(os.environ, HOME=browser_home["home"]))
     return webdriver.Chrome(options=options, service=service)

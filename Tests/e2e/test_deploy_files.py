@@ -633,6 +633,13 @@ def rewritten_nginx_config(tmp_path):
         assert set(leftovers) <= {"/etc/nginx/fastcgi_params;"}, f"{source.name}: paths not rewritten: {leftovers}"
         target = tmp_path / ("snippets" if source.parent.name == "snippets" else ".") / source.name
         target.write_text(text)
+    # The pages as `ssoctl pages` renders them into /var/lib/gatehouse/pages
+    # (the config includes its languages.conf and serves its folders).
+    rendered = subprocess.run([str(BIN_DIR / "ssoctl"), "pages", "--source", str(ROOT / "www")], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "GATEHOUSE_HOME": str(tmp_path / "home"),
+                                               "GATEHOUSE_AUDIT_LOG": str(tmp_path / "log" / "audit.log")})
+    assert rendered.returncode == 0, rendered.stderr
+    assert (tmp_path / "home" / "pages" / "languages.conf").is_file()
     temp = tmp_path / "temp"
     main = tmp_path / "nginx.conf"
     main.write_text(f"""

@@ -1,0 +1,163 @@
+"""Every page a person meets, in a real headless Chromium at phone size, in
+light and dark, in English and German: the page is in the browser's
+language, fits the width without scrolling sideways, follows the colour
+scheme, and raises no CSP violation. With GATEHOUSE_SCREENSHOTS set (as
+Scripts/test --screenshots does) each one is saved as
+`pages/<page>.<language>.<scheme>.png` there: docs/PAGES.md shows them.
+
+This module runs a stack of its own with a tight sign-in rate (1 a minute
+after a burst of 20), so the 429 page can be shown too; its Chromium skips
+certificate checks, since the stack has a CA of its own.
+"""
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.common.by import By
+
+from stack import Stack
+from test_account_security import new_user
+from test_browser import AuthorizationRequest, csp_violations, start_chromium, wait_for_element, wait_for_url
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOGUES = {language: json.loads((ROOT / "www" / "locales" / f"{language}.json").read_text()) for language in ("en", "de")}
+PHONE_WIDTH = 390
+
+
+@pytest.fixture(scope="module")
+def limited():
+    running = Stack(extra_env={"GATEHOUSE_LOGIN_RATE": "1r/m", "GATEHOUSE_SWEEP_INTERVAL": "86400"}).start()
+    yield running
+    running.remove()
+
+
+@pytest.fixture(scope="module")
+def drivers():
+    home = {"home": tempfile.mkdtemp(prefix="gatehouse-chromium-"), "trusted": False}
+    started = {}
+
+    def start(language, scheme):
+        if (language, scheme) not in started:
+            driver = start_chromium(home, dark=(scheme == "dark"), ignore_certificate_errors=True, language=language)
+            driver.set_page_load_timeout(20)
+            driver.set_window_size(PHONE_WIDTH, 844)
+            started[(language, scheme)] = driver
+        return started[(language, scheme)]
+
+    yield start
+    for driver in started.values():
+        try:
+            driver.quit()
+        except WebDriverException:
+            pass
+    shutil.rmtree(home["home"], ignore_errors=True)
+
+
+def save(driver, name, language, scheme):
+    published = os.environ.get("GATEHOUSE_SCREENSHOTS")
+    folder = os.path.join(published, "pages") if published else tempfile.mkdtemp(prefix="gatehouse-pages-")
+    os.makedirs(folder, exist_ok=True)
+    # The whole page, not the first screenful: the window grows to its height.
+    height = driver.execute_script("return Math.max(document.documentElement.scrollHeight, 600)")
+    driver.set_window_size(PHONE_WIDTH, min(height + 40, 3000))
+    path = os.path.join(folder, f"{name}.{language}.{scheme}.png")
+    assert driver.save_screenshot(path), path
+    driver.set_window_size(PHONE_WIDTH, 844)
+
+
+def check(driver, name, language, scheme, heading_key=None):
+    """What every page must be: in the language asked for, with its heading,
+    within the phone's width, in the colour scheme asked for, no CSP report."""
+    wait_for_element(driver, By.TAG_NAME, "h1")
+    assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == language, name
+    if heading_key:
+        expected = CATALOGUES[language][heading_key].replace("{brand}", "Gatehouse")
+        assert driver.find_element(By.TAG_NAME, "h1").text == expected, name
+    assert driver.execute_script("return document.documentElement.scrollWidth") <= PHONE_WIDTH, name
+    background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+    red, green, blue = (int(part) for part in background[background.index("(") + 1:background.index(")")].split(",")[:3])
+    brightness = (red + green + blue) / 3
+    assert (brightness < 60) if scheme == "dark" else (brightness > 200), (name, scheme, background)
+    assert csp_violations(driver) == [], name
+    save(driver, name, language, scheme)
+
+
+def sign_in(driver, stack, email, password):
+    request = AuthorizationRequest(stack, login_hint=None)
+    driver.get(request.url)
+    wait_for_url(driver, stack.issuer + "/login.html?", "the login page")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "password").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "form.login button[type=submit]").click()
+    wait_for_url(driver, stack.issuer + "/mobile/postlogin.html?", "password sign-in")
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_in_every_language_and_scheme(limited, drivers, language, scheme):
+    stack = limited
+    driver = drivers(language, scheme)
+    email, password, _ = new_user(stack)
+
+    # The sign-in: the login page, a wrong password, the code step.
+    request = AuthorizationRequest(stack, login_hint=None)
+    driver.get(request.url)
+    wait_for_url(driver, stack.issuer + "/login.html?", "the login page")
+    check(driver, "login", language, scheme, "login.title")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "password").send_keys("not the password")
+    driver.find_element(By.CSS_SELECTOR, "form.login button[type=submit]").click()
+    wait_for_url(driver, stack.issuer + "/login.html?", "the wrong password")
+    wait_for_element(driver, By.ID, "login-error")
+    check(driver, "login-error", language, scheme, "login.title")
+    driver.get(stack.issuer + "/login-otp.html?req=example")
+    check(driver, "login-otp", language, scheme, "otp.title")
+
+    # Signed in: the interstitial, the account page, then signing out.
+    sign_in(driver, stack, email, password)
+    check(driver, "postlogin", language, scheme, "postlogin.signed_in")
+    driver.get(stack.issuer + "/mobile/postlogin.html?error=access_denied&state=s")
+    check(driver, "postlogin-error", language, scheme, "postlogin.failed")
+    driver.get(stack.issuer + "/account")
+    wait_for_element(driver, By.ID, "account-email")
+    check(driver, "account", language, scheme)
+    driver.get(stack.issuer + "/logout")
+    wait_for_element(driver, By.ID, "confirm-logout")
+    check(driver, "logout-confirm", language, scheme)
+    driver.find_element(By.ID, "confirm-logout").click()
+    wait_for_element(driver, By.CSS_SELECTOR, ".status-ok")
+    check(driver, "logout-done", language, scheme)
+    driver.get(stack.issuer + "/account")
+    wait_for_element(driver, By.ID, "signed-out")
+    check(driver, "account-signed-out", language, scheme)
+    driver.get(stack.issuer + "/mobile/postlogout.html?state=s")
+    check(driver, "postlogout", language, scheme, "postlogout.heading")
+
+    # The pages nobody hopes to see.
+    driver.get(stack.issuer + "/authorize?client_id=no-such-app")
+    check(driver, "authorize-error", language, scheme)
+    driver.get(stack.issuer + "/no-such-page")
+    check(driver, "not-found", language, scheme, "error404.title")
+    driver.get(stack.issuer + "/")
+    check(driver, "index", language, scheme, "index.title")
+    driver.get(stack.app_links + "/callback?code=example&state=s")
+    wait_for_element(driver, By.TAG_NAME, "h1")
+    assert driver.find_element(By.TAG_NAME, "h1").text == CATALOGUES[language]["applinks.callback_heading"]
+    save(driver, "applinks-callback", language, scheme)
+
+
+def test_the_too_many_attempts_page_in_every_language_and_scheme(limited, drivers):
+    """Last: it spends the sign-in bucket (20, then one a minute) for good."""
+    http = limited.session()
+    statuses = [http.post(limited.issuer + "/login", data={"req": "x"}, allow_redirects=False, timeout=10).status_code
+                for _ in range(30)]
+    assert 429 in statuses
+    for language in ("en", "de"):
+        for scheme in ("light", "dark"):
+            driver = drivers(language, scheme)
+            driver.get(limited.issuer + "/account")
+            check(driver, "too-many-attempts", language, scheme, "error429.title")
