@@ -53,6 +53,19 @@ public struct PageRenderer {
         let staging = output + ".new"
         let files = FileManager.default
         try? files.removeItem(atPath: staging)
+        // A failure leaves the tree nginx serves as it was, and no half of a new one.
+        do {
+            try renderTree(catalogue, into: staging)
+        } catch {
+            try? files.removeItem(atPath: staging)
+            throw error
+        }
+        try swapIn(staging)
+        return catalogue.available.sorted()
+    }
+
+    func renderTree(_ catalogue: MessageCatalogue, into staging: String) throws {
+        let files = FileManager.default
         try files.createDirectory(atPath: staging + "/messages", withIntermediateDirectories: true)
         let languages = catalogue.available.sorted()
         let sourceFiles = try siteFiles()
@@ -83,8 +96,6 @@ public struct PageRenderer {
         }
         try write(Data(Self.nginxLanguageMaps(languages: languages, defaultLanguage: brand.defaultLanguage).utf8),
                   to: staging + "/languages.conf")
-        try swapIn(staging)
-        return languages
     }
 
     /// Every file of the site, relative to `source`: not the catalogues

@@ -1,0 +1,147 @@
+import Foundation
+import Glibc
+import XCTest
+@testable import SSOCore
+
+/// The pages' languages and brand: RFC 4647 lookup over `ui_locales` and
+/// `Accept-Language`, catalogue texts with values, templates, the brand's
+/// colours and what `ssoctl pages` writes.
+final class PagesTests: XCTestCase {
+    let available: Set<String> = ["en", "de", "pt-br"]
+
+    func choose(ui: String? = nil, accept: String? = nil) -> String? {
+        LanguagePreferences.lookup(LanguagePreferences.ranges(uiLocales: ui) + LanguagePreferences.ranges(acceptLanguage: accept),
+                                   in: available)
+    }
+
+    func testUILocalesComeFirstInTheirOrderAndUnknownTagsAreSkipped() {
+        XCTAssertEqual(choose(ui: "fr-CA de en", accept: "en"), "de")
+        XCTAssertEqual(choose(ui: "fr ja", accept: "de"), "de")
+        XCTAssertEqual(choose(ui: "<script> de", accept: nil), "de")
+        XCTAssertNil(choose(ui: "fr", accept: nil))
+    }
+
+    func testAcceptLanguageIsReadByWeightThenOrder() {
+        XCTAssertEqual(choose(accept: "fr-CH, fr;q=0.9, de;q=0.8, en;q=0.7"), "de")
+        XCTAssertEqual(choose(accept: "en;q=0.5, de"), "de")
+        XCTAssertEqual(choose(accept: "de;q=0.5, en;q=0.5"), "de", "ties keep the order sent")
+        XCTAssertEqual(choose(accept: "de;q=0, en"), "en", "q=0 is 'not acceptable'")
+        XCTAssertEqual(choose(accept: "*, de;q=0.1"), "de", "* names no language")
+        XCTAssertEqual(choose(accept: "de;q=2, en"), "en", "a qvalue above 1 is no qvalue: weight 0")
+        XCTAssertNil(choose(accept: "fr"))
+        XCTAssertNil(choose(accept: ""))
+    }
+
+    func testLookupShortensARangeFromTheEnd() {
+        XCTAssertEqual(choose(accept: "de-CH-1996"), "de")
+        XCTAssertEqual(choose(accept: "pt-BR"), "pt-br")
+        XCTAssertNil(choose(accept: "pt-PT"), "pt alone has no catalogue")
+        // RFC 4647 §3.4's example: a single-letter subtag goes with the one after it.
+        XCTAssertEqual(LanguagePreferences.lookup(["zh-hant-cn-x-private1"], in: ["zh-hant-cn"]), "zh-hant-cn")
+    }
+
+    func testAHugeHeaderReadsOnlyItsFirstRanges() {
+        let header = Array(repeating: "fr", count: 5000).joined(separator: ",") + ",de"
+        XCTAssertNil(choose(accept: header))
+        XCTAssertEqual(LanguagePreferences.ranges(acceptLanguage: header).count, LanguagePreferences.maximumRanges)
+    }
+
+    func testTagsAreNormalisedAndOnlyTagsAreTags() {
+        XCTAssertEqual(LanguagePreferences.normalisedTag("DE-ch"), "de-ch")
+        for bad in ["", "d", "deutsch", "de_DE", "de-", "../de", "de\u{0}", "de-toolongsubtag", "éé"] {
+            XCTAssertNil(LanguagePreferences.normalisedTag(bad), bad)
+        }
+    }
+
+    func testMessagesFillTheirValuesAndEscapeOnlyTheText() throws {
+        let catalogue = try MessageCatalogue(tables: ["en": ["hello": "Hello <{name}> & {missing}", "only.en": "English"],
+                                                      "de": ["hello": "Hallo {name}"]], defaultLanguage: "en")
+        let english = catalogue.messages("en")
+        XCTAssertEqual(english.text("hello", ["name": "Ann"]), "Hello <Ann> & {missing}")
+        XCTAssertEqual(english.html("hello", ["name": "<b>Ann</b>"]), "Hello &lt;<b>Ann</b>&gt; &amp; {missing}")
+        XCTAssertEqual(catalogue.messages("de").text("only.en"), "English", "a missing translation falls back to the default")
+        XCTAssertEqual(english.text("no.such.key"), "no.such.key")
+        XCTAssertEqual(catalogue.messages(uiLocales: "de", acceptLanguage: "en").language, "de")
+        XCTAssertEqual(catalogue.messages(uiLocales: nil, acceptLanguage: "fr").language, "en")
+        XCTAssertEqual(catalogue.messages("xx").language, "en")
+    }
+
+    func testATemplateTakesTextsEscapedAndMarkupValuesAsTheyAre() throws {
+        let messages = Messages(language: "de", texts: ["title": "Anmelden & los", "retry": "in {minutes} Minuten"])
+        let page = try PageTemplate.render("<html lang=\"{{lang}}\"><h1>{{title}}</h1>{{ retry|minutes=$wait }}</html>", messages: messages)
+        XCTAssertEqual(page, "<html lang=\"de\"><h1>Anmelden &amp; los</h1>in $wait Minuten</html>")
+        XCTAssertThrowsError(try PageTemplate.render("{{no.such.key}}", messages: messages)) { error in
+            XCTAssertTrue("\(error)".contains("no.such.key"))
+        }
+        XCTAssertThrowsError(try PageTemplate.render("{{title", messages: messages))
+        XCTAssertThrowsError(try PageTemplate.render("{{retry|minutes}}", messages: messages))
+    }
+
+    func testBrandColoursNeedContrastAndChooseTheTextOnTheButton() throws {
+        XCTAssertNil(try BrandColours(light: nil, dark: nil))
+        let teal = try XCTUnwrap(BrandColours(light: "#0f766e", dark: nil))
+        XCTAssertEqual(teal.light.hex, "#0f766e")
+        XCTAssertGreaterThanOrEqual(BrandColours.contrast(teal.dark, BrandColours.darkSurface), 4.5, "derived for the dark card")
+        XCTAssertTrue(teal.css.contains("--accent: #0f766e; --accent-hover: #0c5e58; --on-accent: #ffffff;"))
+        // WCAG's own reference points: black on white is 21:1.
+        XCTAssertEqual(BrandColours.contrast(BrandColours.RGB(hex: "#000000")!, BrandColours.RGB(hex: "#ffffff")!), 21, accuracy: 0.01)
+        XCTAssertThrowsError(try BrandColours(light: "#ffff66", dark: nil)) { error in
+            XCTAssertTrue("\(error)".contains("has a contrast of 1.1:1"), "\(error)")
+        }
+        XCTAssertThrowsError(try BrandColours(light: "#0f766e", dark: "#000000"))
+        for bad in ["0f766e", "#0f766", "#0f766g", "#+f766e", "red", "#0f766e0"] {
+            XCTAssertThrowsError(try BrandColours(light: bad, dark: nil), bad)
+        }
+        XCTAssertThrowsError(try BrandColours(light: nil, dark: "#8eaeff"))
+    }
+
+    func testBrandSettingsRefuseWhatCannotBeShown() throws {
+        XCTAssertEqual(try BrandSettings(values: [:]).name, "Gatehouse")
+        XCTAssertEqual(try BrandSettings(values: ["GATEHOUSE_BRAND_NAME": "Acme ID"]).name, "Acme ID")
+        for bad in ["Acme\nID", " Acme", "{brand}", String(repeating: "x", count: 41), "Acme\u{85}"] {
+            XCTAssertThrowsError(try BrandSettings(values: ["GATEHOUSE_BRAND_NAME": bad]), bad)
+        }
+        XCTAssertThrowsError(try BrandSettings(values: ["GATEHOUSE_BRAND_LOGO": "/etc/passwd"]))
+        XCTAssertEqual(try BrandSettings(values: ["GATEHOUSE_BRAND_LOGO": "/srv/logo.png"]).logoURL, "/img/brand-logo.png")
+        XCTAssertThrowsError(try BrandSettings(values: ["GATEHOUSE_DEFAULT_LANGUAGE": "german"]))
+    }
+
+    func testTheRendererWritesEveryLanguageTheCataloguesAndNginxMaps() throws {
+        let root = NSTemporaryDirectory() + "pages-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let www = root + "/www"
+        try FileManager.default.createDirectory(atPath: www + "/locales", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: www + "/css", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        func write(_ path: String, _ text: String) { FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) }
+        write(www + "/locales/en.json", #"{"title": "Welcome to {brand}"}"#)
+        write(www + "/locales/de.json", #"{"title": "Willkommen bei {brand}"}"#)
+        write(www + "/index.html", "<html lang=\"{{lang}}\"><title>{{title}}</title><img src=\"{{brand.logo}}\"></html>")
+        write(www + "/css/gatehouse.css", "body {}\n")
+        write(www + "/.secret", "never copied")
+        let brand = try BrandSettings(values: ["GATEHOUSE_BRAND_NAME": "Acme & Co", "GATEHOUSE_BRAND_COLOR": "#0f766e"])
+        let output = root + "/pages"
+        XCTAssertEqual(try PageRenderer(source: www, output: output, brand: brand).render(), ["de", "en"])
+        func read(_ path: String) -> String? { FileManager.default.contents(atPath: output + "/" + path).map { String(decoding: $0, as: UTF8.self) } }
+        XCTAssertEqual(read("de/index.html"), "<html lang=\"de\"><title>Willkommen bei Acme &amp; Co</title><img src=\"/img/gatehouse.svg\"></html>")
+        XCTAssertEqual(read("en/index.html"), "<html lang=\"en\"><title>Welcome to Acme &amp; Co</title><img src=\"/img/gatehouse.svg\"></html>")
+        XCTAssertTrue(read("en/css/gatehouse.css")?.hasPrefix("body {}\n\n/* The deployment's brand colours") == true)
+        XCTAssertNil(read("en/.secret"))
+        XCTAssertNil(read("en/locales/en.json"), "the catalogues are the input, not the site")
+        let german = try MessageCatalogue.readTable(path: output + "/messages/de.json")
+        XCTAssertEqual(german["title"], "Willkommen bei Acme & Co")
+        XCTAssertEqual(german["brand.name"], "Acme & Co")
+        let maps = try XCTUnwrap(read("languages.conf"))
+        XCTAssertTrue(maps.contains("    de de;\n    en en;\n"))
+        XCTAssertTrue(maps.contains(#""~*^(?:[^,]*,)*?\s*(de|en)(?:[-;,\s]|$)" $1;"#))
+        XCTAssertTrue(maps.contains("default en;"))
+
+        // A second run replaces the tree whole; a failing run leaves it alone.
+        write(www + "/index.html", "{{no.such.key}}")
+        XCTAssertThrowsError(try PageRenderer(source: www, output: output, brand: brand).render()) { error in
+            XCTAssertTrue("\(error)".contains("index.html"), "\(error)")
+        }
+        XCTAssertEqual(read("de/index.html")?.hasPrefix("<html lang=\"de\">"), true)
+        let noGerman = try BrandSettings(values: ["GATEHOUSE_DEFAULT_LANGUAGE": "fr"])
+        XCTAssertThrowsError(try PageRenderer(source: www, output: output, brand: noGerman).render())
+    }
+}
