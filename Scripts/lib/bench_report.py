@@ -73,10 +73,14 @@ def print_table(rows, resources, threads, connections, seconds):
 
 def chart(rows, path):
     """A bar chart: each endpoint's requests/s beside its reference's (gnuplot)."""
-    references = {"hello": None, "signing": None, "scrypt": None}
+    references = {"hello": None, "nginx": None, "signing": None, "scrypt": None, "refresh": None}
     for name, result, _, _ in rows:
-        if name.startswith("hello-world"):
+        if name.startswith("C hello-world"):
             references["hello"] = result["rps"]
+        elif name.startswith("nginx return 200"):
+            references["nginx"] = result["rps"]
+        elif name == "POST /token refresh_token (rotation)":
+            references["refresh"] = result["rps"]
         elif name.startswith("openssl speed"):
             references["signing"] = result["rps"]
         elif name.startswith("bare scrypt"):
@@ -85,7 +89,8 @@ def chart(rows, path):
     for name, result, ratio, target in rows:
         if ratio is None or not target or "empty database" in target:
             continue
-        reference = references["hello" if "hello" in target else "signing" if "signing" in target else "scrypt"]
+        kind = next(kind for kind in ("hello", "nginx", "signing", "scrypt", "refresh") if kind in target)
+        reference = references[kind]
         label = name.split(" (")[0].replace("POST /token ", "token: ").replace('"', "'")
         lines.append(f'"{label}" {ratio:.3f} {float(target.split()[1]):.2f} {result["rps"]:.0f} {reference:.0f}')
     with tempfile.TemporaryDirectory() as folder:

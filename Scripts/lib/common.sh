@@ -191,7 +191,8 @@ render_nginx_config() {
     cp "$GATEHOUSE_ROOT/nginx/security-headers.conf" "$GATEHOUSE_ROOT/nginx/fastcgi.conf" "$out/"
     # Snippets both layouts share: production's files, as they are.
     cp "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-rate-limit-key.conf" \
-        "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-hidden-files.conf" "$out/"
+        "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-hidden-files.conf" \
+        "$GATEHOUSE_ROOT/deploy/nginx/snippets/gatehouse-wellknown-cache.conf" "$out/"
     sed -e "s#@@HOME@@#$GATEHOUSE_HOME#g" -e "s#@@APP_LINKS_ORIGIN@@#$APP_LINKS_URL#g" \
         "$GATEHOUSE_ROOT/nginx/page-headers.conf" > "$out/page-headers.conf"
     local text

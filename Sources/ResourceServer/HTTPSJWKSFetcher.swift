@@ -24,7 +24,12 @@ public struct HTTPSJWKSFetcher: JWKSFetching {
     }
 
     public func fetchKeySet() throws -> JWKSet {
-        let response = try client.get(url)
+        // RFC 9111 §5.2.1.4 no-cache: past nginx's short copy of the JWKS
+        // to the issuer's responder. A resource server fetches rarely (its
+        // own copy lives GATEHOUSE_JWKS_MAX_AGE), and when it does because a
+        // token names a kid it has not seen, a copy from before a rotation
+        // would not have that kid.
+        let response = try client.get(url, headers: [(name: "Cache-Control", value: "no-cache")])
         guard response.status == 200 else { throw JWKSFetchError("\(url) answered \(response.status)") }
         do {
             return try JSON.decoder.decode(JWKSet.self, from: Data(response.body))

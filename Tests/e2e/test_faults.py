@@ -180,7 +180,8 @@ def test_resource_servers_keep_validating_with_their_cached_jwks_while_the_issue
                 frozen.append(pid)
         assert len(frozen) == 2, slots(stack)
         try:
-            down = http.get(stack.issuer + "/.well-known/jwks.json", timeout=2)
+            # no-cache: past nginx's 2-second copy, to the frozen responders.
+            down = http.get(stack.issuer + "/.well-known/jwks.json", headers={"Cache-Control": "no-cache"}, timeout=2)
             assert down.status_code >= 500, "the JWKS should be unreachable"
         except requests.RequestException:
             pass

@@ -220,7 +220,14 @@ func (k *KeySet) download(now int64) error {
 }
 
 func (k *KeySet) getJSON(url string, into any) error {
-	response, err := k.Client.Get(url)
+	request, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	// no-cache (RFC 9111 §5.2.1.4): past the issuer's 2-second copy, so a
+	// refetch for a kid just rotated in finds it.
+	request.Header.Set("Cache-Control", "no-cache")
+	response, err := k.Client.Do(request)
 	if err != nil {
 		return err
 	}

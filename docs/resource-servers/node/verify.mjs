@@ -120,7 +120,10 @@ export class KeySet {
 
   get(url) {
     return new Promise((resolve, reject) => {
-      const request = get(url, { ca: this.ca, timeout: 5000 }, (response) => {
+      // no-cache (RFC 9111 §5.2.1.4): past the issuer's 2-second copy, so a
+      // refetch for a kid just rotated in finds it.
+      const options = { ca: this.ca, timeout: 5000, headers: { 'Cache-Control': 'no-cache' } };
+      const request = get(url, options, (response) => {
         let body = '';
         response.setEncoding('utf8');
         response.on('data', (chunk) => { body += chunk; });

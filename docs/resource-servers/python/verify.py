@@ -126,7 +126,10 @@ class KeySet:
             os.replace(self.path + ".tmp", self.path)
 
     def get(self, url):
-        with urllib.request.urlopen(url, context=self.tls, timeout=5) as response:
+        # no-cache (RFC 9111 §5.2.1.4): past the issuer's 2-second copy, so a
+        # refetch for a kid just rotated in finds it.
+        request = urllib.request.Request(url, headers={"Cache-Control": "no-cache"})
+        with urllib.request.urlopen(request, context=self.tls, timeout=5) as response:
             return json.load(response)
 
 
