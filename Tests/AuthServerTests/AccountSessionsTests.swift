@@ -175,10 +175,11 @@ final class AccountSessionsTests: NativeSSOTestCase {
     }
 
     func testHowASessionSignedInAndWhichBrowserItIsAreShortAndPlain() {
-        XCTAssertEqual(AccountSessionsSection.method(["pwd"]), "password")
-        XCTAssertEqual(AccountSessionsSection.method(["pwd", "otp"]), "password + code")
-        XCTAssertEqual(AccountSessionsSection.method(["hwk", "mfa"]), "passkey")
-        XCTAssertEqual(AccountSessionsSection.method(["swk", "mfa"]), "passkey")
+        let english = PageCatalogues.english
+        XCTAssertEqual(AccountSessionsSection.method(["pwd"], english), "password")
+        XCTAssertEqual(AccountSessionsSection.method(["pwd", "otp"], english), "password + code")
+        XCTAssertEqual(AccountSessionsSection.method(["hwk", "mfa"], english), "passkey")
+        XCTAssertEqual(AccountSessionsSection.method(["swk", "mfa"], english), "passkey")
         let browsers: [(String?, String)] = [
             (Self.firefox, "Firefox on Linux"),
             (Self.iPhone, "Safari on iPhone"),
@@ -194,7 +195,10 @@ final class AccountSessionsTests: NativeSSOTestCase {
             (String(repeating: "x", count: 100), String(repeating: "x", count: 63) + "…"),
             (nil, "Unknown browser"),
         ]
-        for (agent, expected) in browsers { XCTAssertEqual(AccountSessionsSection.browser(agent), expected, agent ?? "nil") }
+        for (agent, expected) in browsers { XCTAssertEqual(AccountSessionsSection.browser(agent, english), expected, agent ?? "nil") }
+        XCTAssertEqual(AccountSessionsSection.method(["pwd", "otp"], PageCatalogues.german), "Passwort + Code")
+        XCTAssertEqual(AccountSessionsSection.browser(Self.firefox, PageCatalogues.german), "Firefox auf Linux")
+        XCTAssertEqual(AccountSessionsSection.browser(nil, PageCatalogues.german), "Unbekannter Browser")
     }
 
     func testAUserAgentWithHTMLOrControlCharactersIsEscapedAndDropped() throws {

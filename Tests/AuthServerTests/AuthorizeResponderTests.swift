@@ -158,7 +158,8 @@ final class AuthorizeResponderTests: SignInTestCase {
             XCTAssertEqual(response.status, 400)
             XCTAssertNil(response.location)
             XCTAssertFalse(response.bodyText.contains("<script"), response.bodyText)
-            XCTAssertFalse(response.bodyText.contains("<img"), response.bodyText)
+            XCTAssertFalse(response.bodyText.contains("<img src=x"), response.bodyText)
+            XCTAssertFalse(response.bodyText.contains("onerror"), response.bodyText)
             XCTAssertFalse(response.bodyText.contains("alert(1)"), "the page does not echo request values")
         }
     }

@@ -159,7 +159,8 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
         XCTAssertFalse(try sessionEnded(second.sid))
     }
 
-    func testLogoutHintAndUILocalesAreIgnored() throws {
+    /// logout_hint is ignored; ui_locales only picks the pages' language.
+    func testLogoutHintIsIgnoredAndUILocalesChangesNothingButTheLanguage() throws {
         let tokens = try signInAndExchange()
         let parameters = try logoutParameters(tokens).adding("logout_hint", "alice@example.com").adding("ui_locales", "fr de")
         XCTAssertEqual(logoutGET(parameters, cookies: browser(tokens)).status, 303)

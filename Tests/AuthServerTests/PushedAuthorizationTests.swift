@@ -271,7 +271,7 @@ final class PushedAuthorizationTests: SignInTestCase {
         let config = try GatehouseConfig(home: issuer.home, values: ["GATEHOUSE_REQUIRE_PAR": "1"])
         XCTAssertTrue(config.requirePushedAuthorizationRequests)
         let services = IssuerServices(settings: IssuerSettings(config: config), storage: issuer.storage, sealingKeys: issuer.services.sealingKeys,
-                                      hasher: H.hasher, clock: clock.clock)
+                                      hasher: H.hasher, clock: clock.clock, messages: PageCatalogues.real)
         let authorize = AuthorizeResponder(services: services)
         for client in ["mobile-app-001", "mobile-app-002"] {
             let refused = harness.run(authorize, Request(method: "GET", path: "/authorize",

@@ -23,7 +23,8 @@ final class TemporaryIssuer {
         config = try GatehouseConfig(home: home, values: [:])
         storage = try SQLiteIssuerStorage(databasePath: config.databasePath, keysDirectory: config.keysDirectory)
         services = IssuerServices(settings: IssuerSettings(config: config), storage: storage,
-                                  sealingKeys: SealingKeyFiles(keysDirectory: config.keysDirectory), hasher: Self.fastHasher, clock: clock)
+                                  sealingKeys: SealingKeyFiles(keysDirectory: config.keysDirectory), hasher: Self.fastHasher, clock: clock,
+                                  messages: PageCatalogues.real)
     }
 
     /// The services as another process would have them: their own
@@ -32,7 +33,8 @@ final class TemporaryIssuer {
         let other = SQLiteIssuerStorage(database: try SQLiteDatabase(path: config.databasePath, busyTimeoutMilliseconds: 10_000),
                                         keysDirectory: config.keysDirectory)
         return IssuerServices(settings: IssuerSettings(config: config), storage: other,
-                              sealingKeys: SealingKeyFiles(keysDirectory: config.keysDirectory), hasher: Self.fastHasher, clock: clock)
+                              sealingKeys: SealingKeyFiles(keysDirectory: config.keysDirectory), hasher: Self.fastHasher, clock: clock,
+                              messages: PageCatalogues.real)
     }
 
     var keys: SigningKeys { services.signingKeys }
@@ -51,6 +53,23 @@ final class TemporaryIssuer {
         }
         return rows
     }
+}
+
+/// The catalogues the pages are built from, as `ssoctl pages` makes them
+/// of the repository's `www/locales/` (the standard brand: "Gatehouse").
+enum PageCatalogues {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    static let tables: [String: [String: String]] = {
+        do {
+            return try PageRenderer(source: repository + "/www", output: "/nonexistent", brand: try BrandSettings(values: [:])).tables()
+        } catch { fatalError("cannot read \(repository)/www/locales: \(error)") }
+    }()
+    static let real: MessageCatalogue = {
+        do { return try MessageCatalogue(tables: tables, defaultLanguage: "en") } catch { fatalError("\(error)") }
+    }()
+    static var english: Messages { real.messages("en") }
+    static var german: Messages { real.messages("de") }
 }
 
 extension UserAccounts {

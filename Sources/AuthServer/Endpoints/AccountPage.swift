@@ -7,52 +7,61 @@ import SSOCore
 /// no inline script; `/js/account.js` adds the passkey button's ceremony.
 /// Removing a passkey is a plain form and works without JavaScript.
 enum AccountPage {
-    static func signedOut() -> Response {
-        page(title: "Your account", body: """
+    static func signedOut(_ messages: Messages) -> Response {
+        page(title: "account.title", messages: messages, body: """
             <main class="card">
-              <h1>Your account</h1>
-              <p class="lead" id="signed-out">You are not signed in on this browser.</p>
-              <p>Sign in from one of your apps, then come back to this page.</p>
+              <h1>\(messages.html("account.title"))</h1>
+              <p class="lead" id="signed-out">\(messages.html("account.signed_out"))</p>
+              <p>\(messages.html("account.signed_out_lead"))</p>
             </main>
             """)
     }
 
     /// The page: who is signed in, what the last action did, then each
     /// section (passkeys, sessions, ...) as its own HTML fragment.
-    static func render(user: User, formToken: String, notice: String?, sections: [String]) -> Response {
+    static func render(user: User, formToken: String, notice: String?, sections: [String], messages: Messages) -> Response {
         let escape = HTMLEscaping.escape
-        return page(title: "Your account", body: """
+        let signedInAs = messages.html("account.signed_in_as", [
+            "name": "<strong id=\"account-name\">\(escape(user.name))</strong>",
+            "email": "<span id=\"account-email\">\(escape(user.email))</span>",
+        ])
+        return page(title: "account.title", messages: messages, body: """
             <main class="card" data-csrf="\(escape(formToken))">
-              <h1>Your account</h1>
-              <p class="lead">Signed in as <strong id="account-name">\(escape(user.name))</strong> (<span id="account-email">\(escape(user.email))</span>).</p>
-              \(noticeLine(notice))
+              <h1>\(messages.html("account.title"))</h1>
+              <p class="lead">\(signedInAs)</p>
+              \(noticeLine(notice, messages))
             \(sections.joined(separator: "\n"))
             </main>
             """)
     }
 
+    /// What each `?done=` reports: its text, and whether it is a failure
+    /// (an alert) or news (a status).
+    static let notices: [String: (key: String, alert: Bool)] = [
+        "removed": ("passkeys.removed", false),
+        "renamed": ("passkeys.renamed", false),
+        "name_refused": ("passkeys.name_refused", true),
+        "not_found": ("passkeys.not_found", true),
+        "session_not_found": ("sessions.not_found", true),
+        "session_ended": ("sessions.ended", false),
+        "password_changed": ("password.changed", false),
+        "password_wrong": ("password.wrong", true),
+        "password_mismatch": ("password.mismatch", true),
+        "password_weak": ("password.weak", true),
+        "password_missing": ("password.missing", true),
+        "password_locked": ("password.locked", true),
+        "totp_on": ("totp.turned_on", false),
+        "totp_off": ("totp.turned_off", false),
+        "totp_expired": ("totp.setup_expired", true),
+        "totp_already_on": ("totp.already_on", true),
+        "totp_password_wrong": ("totp.password_wrong", true),
+    ]
+
     /// What `?done=` reports; an unknown value shows nothing.
-    static func noticeLine(_ notice: String?) -> String {
-        switch notice {
-        case "removed": "<p class=\"notice\" role=\"status\">The passkey was removed.</p>"
-        case "renamed": "<p class=\"notice\" role=\"status\">The passkey was renamed.</p>"
-        case "name_refused": "<p class=\"alert\" role=\"alert\">That name cannot be used: up to 64 characters, no control characters.</p>"
-        case "not_found": "<p class=\"alert\" role=\"alert\">That passkey was not found.</p>"
-        case "session_not_found": "<p class=\"alert\" role=\"alert\">That session was not found; it may have ended already.</p>"
-        case "session_ended": "<p class=\"notice\" role=\"status\">The session was signed out, with the apps that used it.</p>"
-        case "password_changed": "<p class=\"notice\" role=\"status\">Your password was changed. Your other sign-ins have ended.</p>"
-        case "password_wrong": "<p class=\"alert\" role=\"alert\">The current password is wrong. The password was not changed.</p>"
-        case "password_mismatch": "<p class=\"alert\" role=\"alert\">The two new passwords differ. The password was not changed.</p>"
-        case "password_weak": "<p class=\"alert\" role=\"alert\">The new password needs at least 8 characters. The password was not changed.</p>"
-        case "password_missing": "<p class=\"alert\" role=\"alert\">Fill in every password field.</p>"
-        case "password_locked": "<p class=\"alert\" role=\"alert\">Too many attempts. Try again later.</p>"
-        case "totp_on": "<p class=\"notice\" role=\"status\">Two-step sign-in is on: signing in now asks for a code from your app.</p>"
-        case "totp_off": "<p class=\"notice\" role=\"status\">Two-step sign-in is off: signing in asks for your password only.</p>"
-        case "totp_expired": "<p class=\"alert\" role=\"alert\">That setup has expired or is not valid here. Start again.</p>"
-        case "totp_already_on": "<p class=\"alert\" role=\"alert\">Two-step sign-in is already on. Remove the app first to set up another.</p>"
-        case "totp_password_wrong": "<p class=\"alert\" role=\"alert\">The current password is wrong. Two-step sign-in stays on.</p>"
-        default: ""
-        }
+    static func noticeLine(_ notice: String?, _ messages: Messages) -> String {
+        guard let notice, let entry = notices[notice] else { return "" }
+        return entry.alert ? "<p class=\"alert\" role=\"alert\">\(messages.html(entry.key))</p>"
+            : "<p class=\"notice\" role=\"status\">\(messages.html(entry.key))</p>"
     }
 
     /// A hidden form field with the session's form token, for every form.
@@ -60,72 +69,57 @@ enum AccountPage {
         "<input type=\"hidden\" name=\"csrf\" value=\"\(HTMLEscaping.escape(formToken))\">"
     }
 
-    static func passkeysSection(_ passkeys: [PasskeyRecord], formToken: String) -> String {
+    static func passkeysSection(_ passkeys: [PasskeyRecord], formToken: String, messages: Messages) -> String {
         let escape = HTMLEscaping.escape
         let rows = passkeys.map { passkey in
-            """
+            let kind = messages.html(passkey.backupEligible ? "passkeys.synced" : "passkeys.device_only")
+            let added = messages.html("passkeys.added", ["date": date(passkey.createdAt)])
+            let used = passkey.lastUsedAt.map { messages.html("passkeys.last_used", ["date": date($0)]) } ?? messages.html("passkeys.never_used")
+            return """
                 <li class="passkey">
                   <div><strong class="passkey-name">\(escape(passkey.name))</strong>
-                  <span class="small">\(passkey.backupEligible ? "synced" : "this device only") · added \(date(passkey.createdAt)) · \
-            \(passkey.lastUsedAt.map { "last used " + date($0) } ?? "never used")</span></div>
+                  <span class="small">\(kind) · \(added) · \(used)</span></div>
                   <form method="post" action="\(AccountResponder.removePath)" class="inline">
                     \(tokenField(formToken))
                     <input type="hidden" name="id" value="\(escape(Base64URL.encode(passkey.credentialID)))">
-                    <button type="submit" class="secondary">Remove</button>
+                    <button type="submit" class="secondary">\(messages.html("passkeys.remove"))</button>
                   </form>
                   <details class="rename">
-                    <summary>Rename</summary>
+                    <summary>\(messages.html("passkeys.rename"))</summary>
                     <form method="post" action="\(AccountResponder.renamePath)">
                       \(tokenField(formToken))
                       <input type="hidden" name="id" value="\(escape(Base64URL.encode(passkey.credentialID)))">
-                      <label for="rename-\(escape(Base64URL.encode(passkey.credentialID)))">New name</label>
+                      <label for="rename-\(escape(Base64URL.encode(passkey.credentialID)))">\(messages.html("passkeys.new_name"))</label>
                       <input id="rename-\(escape(Base64URL.encode(passkey.credentialID)))" name="name" type="text" maxlength="64" required \
             value="\(escape(passkey.name))">
-                      <button type="submit" class="secondary">Save the name</button>
+                      <button type="submit" class="secondary">\(messages.html("passkeys.save_name"))</button>
                     </form>
                   </details>
                 </li>
             """
         }.joined(separator: "\n")
         return """
-              <h2>Passkeys</h2>
-              <p class="small">A passkey signs you in with your device's screen lock instead of a password.</p>
+              <h2>\(messages.html("passkeys.heading"))</h2>
+              <p class="small">\(messages.html("passkeys.lead"))</p>
               <ul class="passkeys" id="passkeys">
-            \(passkeys.isEmpty ? "    <li class=\"small\" id=\"no-passkeys\">You have no passkeys yet.</li>" : rows)
+            \(passkeys.isEmpty ? "    <li class=\"small\" id=\"no-passkeys\">\(messages.html("passkeys.none"))</li>" : rows)
               </ul>
               <div class="field passkey-add" hidden>
-                <label for="passkey-name">Name of the new passkey</label>
-                <input id="passkey-name" type="text" maxlength="64" autocomplete="off" placeholder="e.g. My phone">
+                <label for="passkey-name">\(messages.html("passkeys.name_label"))</label>
+                <input id="passkey-name" type="text" maxlength="64" autocomplete="off" placeholder="\(messages.html("passkeys.name_placeholder"))">
               </div>
-              <button type="button" id="add-passkey" hidden>Add a passkey</button>
-              <p class="alert" id="passkey-error" hidden></p>
-              <noscript><p class="small">Adding a passkey needs JavaScript.</p></noscript>
+              <button type="button" id="add-passkey" hidden>\(messages.html("passkeys.add"))</button>
+              <p class="alert" id="passkey-error" data-message="\(messages.html("passkeys.add_failed"))" hidden></p>
+              <noscript><p class="small">\(messages.html("passkeys.needs_javascript"))</p></noscript>
             """
     }
 
-    static func page(title: String, body: String) -> Response {
-        var response = Response.html("""
-            <!doctype html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <meta name="color-scheme" content="light dark">
-            <meta name="referrer" content="same-origin">
-            <title>\(HTMLEscaping.escape(title)) · Gatehouse</title>
-            <link rel="icon" href="/img/gatehouse.svg" type="image/svg+xml">
-            <link rel="stylesheet" href="/css/gatehouse.css">
-            <script src="/js/webauthn-json.js" defer></script>
-            <script src="/js/account.js" defer></script>
-            </head>
-            <body>
-            <header class="brand"><img src="/img/gatehouse.svg" alt="" width="32" height="32"><span>Gatehouse</span></header>
-            \(body)
-            </body>
-            </html>
-            """)
-        response.setHeader("Cache-Control", "no-store")
-        return response
+    /// The frame of every account page: its two scripts (the passkey
+    /// button's ceremony), and `same-origin` so its forms' posts name the
+    /// issuer as their Origin (AccountRequestGuard).
+    static func page(title: String, messages: Messages, body: String) -> Response {
+        PageShell.response(title: messages.text(title), body: body, messages: messages, referrer: .sameOrigin,
+                           scripts: ["/js/webauthn-json.js", "/js/account.js"])
     }
 
     /// "2026-11-26 13:05 UTC".

@@ -55,25 +55,25 @@ public final class AccountPasswordResponder: Responder {
     }
 
     /// The section's HTML: a plain form, no script.
-    static func section(formToken: String) -> String {
+    static func section(formToken: String, messages: Messages) -> String {
         """
-              <h2>Password</h2>
+              <h2>\(messages.html("password.heading"))</h2>
               <form method="post" action="\(path)" class="password-change">
                 \(AccountPage.tokenField(formToken))
                 <div class="field">
-                  <label for="current-password">Current password</label>
+                  <label for="current-password">\(messages.html("password.current"))</label>
                   <input id="current-password" name="current" type="password" autocomplete="current-password" required>
                 </div>
                 <div class="field">
-                  <label for="new-password">New password</label>
+                  <label for="new-password">\(messages.html("password.new"))</label>
                   <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>
                 </div>
                 <div class="field">
-                  <label for="confirm-password">New password again</label>
+                  <label for="confirm-password">\(messages.html("password.new_again"))</label>
                   <input id="confirm-password" name="confirm" type="password" autocomplete="new-password" minlength="8" required>
                 </div>
-                <button type="submit" class="secondary">Change password</button>
-                <p class="small">Your other sign-ins end; this browser stays signed in.</p>
+                <button type="submit" class="secondary">\(messages.html("password.change"))</button>
+                <p class="small">\(messages.html("password.change_note"))</p>
               </form>
         """
     }

@@ -38,24 +38,30 @@ struct AccountRequestGuard {
     /// signed out, 400/415 malformed, 405 not a POST).
     func admitChange(_ request: Request) throws -> Result<(SignedIn, FormParameters), RefusedChange> {
         guard request.method == "POST" else { return .failure(RefusedChange(.methodNotAllowed(allowed: ["POST"]))) }
+        // The page's script shows an error's description to the user, so
+        // it is in the browser's language too.
+        let messages = services.messages.messages(acceptLanguage: request.header("accept-language"))
+        func crossSite(_ detail: String) -> RefusedChange {
+            RefusedChange(ErrorPage.render(title: "account.error_title", message: PageText("account.cross_site"), messages: messages,
+                                           status: 403, detail: detail))
+        }
         if let site = request.header("sec-fetch-site"), site != "same-origin" {
-            return .failure(RefusedChange(ErrorPage.render(title: "Account", message: "This request was sent from another site.", status: 403,
-                                                           detail: "account CSRF refused: Sec-Fetch-Site \(site.prefix(32))")))
+            return .failure(crossSite("account CSRF refused: Sec-Fetch-Site \(site.prefix(32))"))
         }
         if let origin = request.header("origin"), origin != "null", !origin.bytesEqual(services.settings.issuer) {
-            return .failure(RefusedChange(ErrorPage.render(title: "Account", message: "This request was sent from another site.", status: 403,
-                                                           detail: "account CSRF refused: Origin is not the issuer")))
+            return .failure(crossSite("account CSRF refused: Origin is not the issuer"))
         }
         guard let signedIn = try signedIn(request) else {
-            return .failure(RefusedChange(try Self.jsonError(401, "signed_out", "sign in again", detail: "no live SSO session")))
+            return .failure(RefusedChange(try Self.jsonError(401, "signed_out", messages.text("account.sign_in_again"),
+                                                             detail: "no live SSO session")))
         }
         let form: FormParameters
         do { form = try request.formParameters() } catch let error as FormError {
             return .failure(RefusedChange(try Self.jsonError(error.code == .unsupportedMediaType ? 415 : 400, "invalid_request",
-                                                             "malformed form", detail: error.description)))
+                                                             messages.text("account.form_malformed"), detail: error.description)))
         }
         guard let token = try? form.single("csrf"), ConstantTime.equals(Array(token.utf8), Array(signedIn.formToken.utf8)) else {
-            return .failure(RefusedChange(try Self.jsonError(403, "invalid_request", "this form does not belong to your session",
+            return .failure(RefusedChange(try Self.jsonError(403, "invalid_request", messages.text("account.form_foreign"),
                                                              detail: "account form token mismatch")))
         }
         return .success((signedIn, form))

@@ -26,9 +26,12 @@ public final class AccountResponder: Responder {
     public func respond(to request: Request) throws -> Response {
         if request.path == Self.pagePath {
             guard request.method == "GET" || request.method == "HEAD" else { return .methodNotAllowed(allowed: ["GET", "HEAD"]) }
-            guard let signedIn = try guardian.signedIn(request) else { return AccountPage.signedOut() }
-            return AccountPage.render(user: signedIn.user, formToken: signedIn.formToken,
-                                      notice: try? request.queryParameters().single("done"), sections: try sections(signedIn))
+            // The browser's language (Accept-Language): the page is reached
+            // by a link or a bookmark, with no ui_locales.
+            let messages = services.messages.messages(acceptLanguage: request.header("accept-language"))
+            guard let signedIn = try guardian.signedIn(request) else { return AccountPage.signedOut(messages) }
+            return AccountPage.render(user: signedIn.user, formToken: signedIn.formToken, notice: try? request.queryParameters().single("done"),
+                                      sections: try sections(signedIn, messages), messages: messages)
         }
         let signedIn: SignedIn, form: FormParameters
         switch try guardian.admitChange(request) {
@@ -36,8 +39,8 @@ public final class AccountResponder: Responder {
         case .success(let admitted): (signedIn, form) = admitted
         }
         switch request.path {
-        case Self.optionsPath: return try registrationOptions(signedIn)
-        case Self.registerPath: return try register(form, signedIn, address: request.remoteAddress)
+        case Self.optionsPath: return try registrationOptions(signedIn, messages: messages(request))
+        case Self.registerPath: return try register(form, signedIn, address: request.remoteAddress, messages: messages(request))
         case Self.removePath: return try remove(form, signedIn, address: request.remoteAddress)
         case Self.renamePath: return try rename(form, signedIn, address: request.remoteAddress)
         default: return .plainError(404, "not_found")
@@ -45,26 +48,34 @@ public final class AccountResponder: Responder {
     }
 
     /// The page's sections, in order.
-    func sections(_ signedIn: SignedIn) throws -> [String] {
-        [AccountPage.passkeysSection(try services.storage.read.passkeys.list(userID: signedIn.user.id), formToken: signedIn.formToken),
-         AccountSessionsSection.render(sessions: try services.sessions.liveListings(userID: signedIn.user.id), currentSID: signedIn.session.sid, formToken: signedIn.formToken),
-         AccountPasswordResponder.section(formToken: signedIn.formToken),
-         AccountTOTPResponder.section(formToken: signedIn.formToken, enrolled: try services.totp.isEnrolled(userID: signedIn.user.id))]
+    func sections(_ signedIn: SignedIn, _ messages: Messages) throws -> [String] {
+        [AccountPage.passkeysSection(try services.storage.read.passkeys.list(userID: signedIn.user.id), formToken: signedIn.formToken,
+                                     messages: messages),
+         AccountSessionsSection.render(sessions: try services.sessions.liveListings(userID: signedIn.user.id), currentSID: signedIn.session.sid,
+                                       formToken: signedIn.formToken, messages: messages),
+         AccountPasswordResponder.section(formToken: signedIn.formToken, messages: messages),
+         AccountTOTPResponder.section(formToken: signedIn.formToken, enrolled: try services.totp.isEnrolled(userID: signedIn.user.id),
+                                      messages: messages)]
+    }
+
+    /// The language of the page, and of the errors its script shows: the browser's.
+    func messages(_ request: Request) -> Messages {
+        services.messages.messages(acceptLanguage: request.header("accept-language"))
     }
 
     /// Passkey challenges are bound to the signed-in session's cookie.
     static func binding(_ signedIn: SignedIn) -> [UInt8] { SHA256.hash("gatehouse account passkey\u{0}" + signedIn.cookieSecret) }
 
-    func registrationOptions(_ signedIn: SignedIn) throws -> Response {
+    func registrationOptions(_ signedIn: SignedIn, messages: Messages) throws -> Response {
         do {
             return try .json(services.passkeys.registrationOptions(for: signedIn.user, binding: Self.binding(signedIn)),
                              headers: [("Cache-Control", "no-store")])
         } catch let refusal as PasskeyRefusal {
-            return try AccountRequestGuard.jsonError(400, "passkey_refused", "you cannot add another passkey", detail: refusal.description)
+            return try AccountRequestGuard.jsonError(400, "passkey_refused", messages.text("passkeys.limit_reached"), detail: refusal.description)
         }
     }
 
-    func register(_ form: FormParameters, _ signedIn: SignedIn, address: String) throws -> Response {
+    func register(_ form: FormParameters, _ signedIn: SignedIn, address: String, messages: Messages) throws -> Response {
         guard let clientData = try? form.single("clientDataJSON"), let attestation = try? form.single("attestationObject") else {
             return try AccountRequestGuard.jsonError(400, "invalid_request", "clientDataJSON and attestationObject are required")
         }
@@ -80,7 +91,8 @@ public final class AccountResponder: Responder {
             return try .json(["status": "added", "name": passkey.name], headers: [("Cache-Control", "no-store")])
                 .logging("passkey added for user \(signedIn.user.id)")
         } catch let refusal as PasskeyRefusal {
-            return try AccountRequestGuard.jsonError(400, "passkey_refused", "that passkey could not be added", detail: "passkey registration refused: \(refusal)")
+            return try AccountRequestGuard.jsonError(400, "passkey_refused", messages.text("passkeys.not_added"),
+                                                     detail: "passkey registration refused: \(refusal)")
         }
     }
 

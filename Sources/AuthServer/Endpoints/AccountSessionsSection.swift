@@ -11,48 +11,55 @@ import SSOCore
 enum AccountSessionsSection {
     /// `sessions` as `SSOSessions.liveListings` returns them (newest first);
     /// `currentSID`: the session of the browser asking, listed first.
-    static func render(sessions: [SSOSessionListing], currentSID: String, formToken: String) -> String {
+    static func render(sessions: [SSOSessionListing], currentSID: String, formToken: String, messages: Messages) -> String {
         let escape = HTMLEscaping.escape
         let ordered = sessions.filter { $0.sid.bytesEqual(currentSID) } + sessions.filter { !$0.sid.bytesEqual(currentSID) }
         let rows = ordered.map { session in
             let current = session.sid.bytesEqual(currentSID)
             let apps = session.clientIDs ?? []
-            let place = session.createdIP.map { " · from <span class=\"session-address\">\(escape($0))</span>" } ?? ""
+            let place = session.createdIP.map {
+                " · " + messages.html("sessions.from", ["address": "<span class=\"session-address\">\(escape($0))</span>"])
+            } ?? ""
+            let appList = apps.isEmpty ? messages.html("sessions.no_apps")
+                : messages.html("sessions.apps", ["apps": apps.map(escape).joined(separator: ", ")])
             return """
                 <li class="session\(current ? " session-this" : "")">
-                  <div><strong class="session-browser">\(escape(browser(session.userAgent)))</strong>\
-            \(current ? " <span class=\"session-current\">this browser</span>" : "")
-                  <span class="small">Signed in \(AccountPage.date(session.authTime)) · \
-            <span class="session-method">\(escape(method(session.amr)))</span>\(place)</span>
-                  <span class="small session-apps">\(apps.isEmpty ? "No apps" : "Apps: " + apps.map(escape).joined(separator: ", "))</span></div>
+                  <div><strong class="session-browser">\(escape(browser(session.userAgent, messages)))</strong>\
+            \(current ? " <span class=\"session-current\">\(messages.html("sessions.this_browser"))</span>" : "")
+                  <span class="small">\(messages.html("sessions.signed_in", ["date": AccountPage.date(session.authTime)])) · \
+            <span class="session-method">\(escape(method(session.amr, messages)))</span>\(place)</span>
+                  <span class="small session-apps">\(appList)</span></div>
                   <form method="post" action="\(AccountSessionsResponder.endPath)" class="inline">
                     \(AccountPage.tokenField(formToken))
                     <input type="hidden" name="sid" value="\(escape(session.sid))">
-                    <button type="submit" class="secondary">Sign out</button>
+                    <button type="submit" class="secondary">\(messages.html("sessions.sign_out"))</button>
                   </form>
                 </li>
             """
         }.joined(separator: "\n")
         return """
-              <h2 id="sessions-heading">Sessions and devices</h2>
-              <p class="small">Where you are signed in. Signing out a session also signs out the apps that use it.</p>
+              <h2 id="sessions-heading">\(messages.html("sessions.heading"))</h2>
+              <p class="small">\(messages.html("sessions.lead"))</p>
               <ul class="sessions" id="sessions" aria-labelledby="sessions-heading">
             \(rows)
               </ul>
               <form method="post" action="\(AccountSessionsResponder.endAllPath)">
                 \(AccountPage.tokenField(formToken))
-                <button type="submit" class="secondary" id="sign-out-everywhere">Sign out everywhere</button>
+                <button type="submit" class="secondary" id="sign-out-everywhere">\(messages.html("sessions.sign_out_everywhere"))</button>
               </form>
             """
     }
 
-    /// How the session signed in (its amr, RFC 8176).
-    static func method(_ amr: [String]) -> String {
+    /// How the session signed in (its amr, RFC 8176), as plain text.
+    static func method(_ amr: [String], _ messages: Messages) -> String {
         let values = Set(amr)
         if values.contains(AuthenticationMethods.password) {
-            return values.contains(AuthenticationMethods.oneTimePassword) ? "password + code" : "password"
+            let withCode = values.contains(AuthenticationMethods.oneTimePassword)
+            return messages.text(withCode ? "sessions.method_password_code" : "sessions.method_password")
         }
-        if !values.isDisjoint(with: [AuthenticationMethods.hardwareKey, AuthenticationMethods.softwareKey]) { return "passkey" }
+        if !values.isDisjoint(with: [AuthenticationMethods.hardwareKey, AuthenticationMethods.softwareKey]) {
+            return messages.text("sessions.method_passkey")
+        }
         return amr.joined(separator: " + ")
     }
 
@@ -60,10 +67,11 @@ enum AccountSessionsSection {
     static let rawAgentLimit = 64
 
     /// A short description of the browser from its User-Agent ("Firefox on
-    /// Linux", "Safari on iPhone"); an unrecognised one is shown as it is,
-    /// cut to `rawAgentLimit` characters.
-    static func browser(_ userAgent: String?) -> String {
-        guard let agent = userAgent, !agent.isEmpty else { return "Unknown browser" }
+    /// Linux", "Safari on iPhone"), as plain text; an unrecognised one is
+    /// shown as it is, cut to `rawAgentLimit` characters. The browsers' and
+    /// systems' names are names: the same in every language.
+    static func browser(_ userAgent: String?, _ messages: Messages) -> String {
+        guard let agent = userAgent, !agent.isEmpty else { return messages.text("sessions.unknown_browser") }
         func has(_ token: String) -> Bool { agent.contains(token) }
         // Order matters: Edge, Opera and Samsung Internet also say Chrome and
         // Safari; Chrome says Safari; every iOS browser is WebKit.
@@ -87,6 +95,6 @@ enum AccountSessionsSection {
         guard let name else {
             return agent.count > rawAgentLimit ? String(agent.prefix(rawAgentLimit - 1)) + "…" : agent
         }
-        return system.map { "\(name) on \($0)" } ?? name
+        return system.map { messages.text("sessions.browser_on", ["browser": name, "system": $0]) } ?? name
     }
 }

@@ -44,26 +44,32 @@ public final class AccountTOTPResponder: Responder {
         case .success(let admitted): (signedIn, form) = admitted
         }
         switch request.path {
-        case Self.startPath: return try start(signedIn)
-        case Self.confirmPath: return try confirm(form, signedIn, address: request.remoteAddress)
+        case Self.startPath: return try start(signedIn, messages: messages(request))
+        case Self.confirmPath: return try confirm(form, signedIn, address: request.remoteAddress, messages: messages(request))
         case Self.removePath: return try remove(form, signedIn, address: request.remoteAddress)
         default: return .plainError(404, "not_found")
         }
+    }
+
+    /// The setup page's language: the browser's (Accept-Language).
+    func messages(_ request: Request) -> Messages {
+        services.messages.messages(acceptLanguage: request.header("accept-language"))
     }
 
     static func back(_ notice: String, _ detail: String) -> Response {
         .redirect(to: AccountResponder.pagePath + "?done=" + notice).logging(detail)
     }
 
-    func start(_ signedIn: SignedIn) throws -> Response {
+    func start(_ signedIn: SignedIn, messages: Messages) throws -> Response {
         let user = signedIn.user
         if try services.totp.isEnrolled(userID: user.id) { return Self.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled") }
         let secret = SecureRandom.bytes(TOTP.secretByteCount)
         let pending = try seal(secret, expiresAt: services.clock() + Self.pendingLifetime, for: signedIn)
-        return try setupPage(secret: secret, pending: pending, signedIn, error: nil).logging("TOTP setup started for user \(user.id)")
+        return try setupPage(secret: secret, pending: pending, signedIn, error: nil, messages: messages)
+            .logging("TOTP setup started for user \(user.id)")
     }
 
-    func confirm(_ form: FormParameters, _ signedIn: SignedIn, address: String) throws -> Response {
+    func confirm(_ form: FormParameters, _ signedIn: SignedIn, address: String, messages: Messages) throws -> Response {
         let user = signedIn.user
         guard let pending = try? form.single("pending"), let secret = try open(pending, for: signedIn) else {
             return Self.back("totp_expired", "TOTP confirmation refused: pending setup missing, altered, expired or not this session's (user \(user.id))")
@@ -72,7 +78,7 @@ public final class AccountTOTPResponder: Responder {
         // An app shows "123 456"; people type it so.
         let code = String(((try? form.single("code")) ?? "").unicodeScalars.filter { $0 != " " })
         guard let step = TOTPVerifier.matchingStep(code: code, secret: secret, at: services.clock(), after: Int64.min) else {
-            return try setupPage(secret: secret, pending: pending, signedIn, error: "That code is not right. Check the app's clock and enter the code it shows now.")
+            return try setupPage(secret: secret, pending: pending, signedIn, error: "totp.wrong_code", messages: messages)
                 .logging("TOTP confirmation refused: wrong code for user \(user.id)")
         }
         try services.totp.enrol(userID: user.id, secret: secret, usedStep: step)
@@ -131,58 +137,60 @@ public final class AccountTOTPResponder: Responder {
 
     // MARK: HTML
 
-    func setupPage(secret: [UInt8], pending: String, _ signedIn: SignedIn, error: String?) throws -> Response {
+    /// `error`: a catalogue key, shown above the form.
+    func setupPage(secret: [UInt8], pending: String, _ signedIn: SignedIn, error: String?, messages: Messages) throws -> Response {
         let escape = HTMLEscaping.escape
         let qr = try QRCodeSVG(encoding: OTPAuthURI.totp(email: signedIn.user.email, secret: secret))
-            .svg(label: "QR code for your authenticator app")
+            .svg(label: messages.text("totp.qr_label"))
         // Groups of four, as apps show and people type them.
         let key = Base32.encode(secret).enumerated().map { $0.offset > 0 && $0.offset % 4 == 0 ? " \($0.element)" : "\($0.element)" }.joined()
-        let errorLine = error.map { "<p class=\"alert\" role=\"alert\" id=\"totp-error\">\(escape($0))</p>" } ?? ""
-        return AccountPage.page(title: "Set up an authenticator app", body: """
+        let errorLine = error.map { "<p class=\"alert\" role=\"alert\" id=\"totp-error\">\(messages.html($0))</p>" } ?? ""
+        return AccountPage.page(title: "totp.set_up", messages: messages, body: """
             <main class="card">
-              <h1>Set up an authenticator app</h1>
+              <h1>\(messages.html("totp.set_up"))</h1>
               \(errorLine)
-              <p>Scan this QR code with your authenticator app, then enter the six-digit code it shows.</p>
+              <p>\(messages.html("totp.scan"))</p>
               <div class="qr" id="totp-qr">\(qr)</div>
-              <p class="small">Cannot scan it? Add an account in the app by hand with this key (time-based):</p>
+              <p class="small">\(messages.html("totp.manual_key"))</p>
               <p><code class="totp-key" id="totp-secret">\(escape(key))</code></p>
               <form method="post" action="\(Self.confirmPath)" class="totp-confirm">
                 \(AccountPage.tokenField(signedIn.formToken))
                 <input type="hidden" name="pending" value="\(escape(pending))">
                 <div class="field">
-                  <label for="totp-code">Code from the app</label>
+                  <label for="totp-code">\(messages.html("totp.code_label"))</label>
                   <input id="totp-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
                 </div>
-                <button type="submit">Turn on two-step sign-in</button>
+                <button type="submit">\(messages.html("totp.turn_on"))</button>
               </form>
-              <p class="small">This setup expires in 10 minutes. <a href="\(AccountResponder.pagePath)">Cancel</a></p>
+              <p class="small">\(messages.html("totp.setup_expires", ["minutes": String(Self.pendingLifetime / 60)])) \
+            <a href="\(AccountResponder.pagePath)">\(messages.html("totp.cancel"))</a></p>
             </main>
             """)
     }
 
     /// The section's HTML: a plain form, no script.
-    static func section(formToken: String, enrolled: Bool) -> String {
+    static func section(formToken: String, enrolled: Bool, messages: Messages) -> String {
         if enrolled {
             return """
-                  <h2>Two-step sign-in</h2>
-                  <p id="totp-status"><strong>On.</strong> After your password, signing in asks for a code from your authenticator app.</p>
+                  <h2>\(messages.html("totp.heading"))</h2>
+                  <p id="totp-status"><strong>\(messages.html("totp.state_on"))</strong> \(messages.html("totp.status_on"))</p>
                   <form method="post" action="\(removePath)" class="totp-remove">
                     \(AccountPage.tokenField(formToken))
                     <div class="field">
-                      <label for="totp-remove-password">Current password</label>
+                      <label for="totp-remove-password">\(messages.html("password.current"))</label>
                       <input id="totp-remove-password" name="current" type="password" autocomplete="current-password" required>
                     </div>
-                    <button type="submit" class="secondary">Remove the authenticator app</button>
-                    <p class="small">Signing in then asks for your password only.</p>
+                    <button type="submit" class="secondary">\(messages.html("totp.remove"))</button>
+                    <p class="small">\(messages.html("totp.remove_note"))</p>
                   </form>
             """
         }
         return """
-              <h2>Two-step sign-in</h2>
-              <p id="totp-status"><strong>Off.</strong> Add a code from an authenticator app to every sign-in with your password.</p>
+              <h2>\(messages.html("totp.heading"))</h2>
+              <p id="totp-status"><strong>\(messages.html("totp.state_off"))</strong> \(messages.html("totp.status_off"))</p>
               <form method="post" action="\(startPath)" class="totp-start">
                 \(AccountPage.tokenField(formToken))
-                <button type="submit" class="secondary">Set up an authenticator app</button>
+                <button type="submit" class="secondary">\(messages.html("totp.set_up"))</button>
               </form>
         """
     }

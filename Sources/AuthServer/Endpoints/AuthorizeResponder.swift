@@ -25,21 +25,26 @@ public final class AuthorizeResponder: Responder {
             default: return .methodNotAllowed(allowed: ["GET", "POST"])
             }
         } catch let error as FormError {
-            return ErrorPage.render(title: "Sign-in error", message: "The sign-in request is malformed (\(error.code.rawValue)).",
+            return ErrorPage.render(title: "error.signin_title", message: PageText("error.signin_malformed", ["reason": error.code.rawValue]),
+                                    messages: services.messages.messages(acceptLanguage: request.header("accept-language")),
                                     status: error.code == .unsupportedMediaType ? 415 : 400, detail: error.description)
         }
 
         let authorization: AuthorizationRequest
+        var uiLocales = Self.uiLocales(parameters)
         do {
             // RFC 9126 §4: with a request_uri, the pushed parameters are the
             // request; the query's other parameters are ignored.
             if let pushed = try services.pushedAuthorizations.parameters(for: parameters, validator: validator) {
+                uiLocales = Self.uiLocales(pushed)
                 authorization = try validator.validate(pushed, source: .pushed)
             } else {
                 authorization = try validator.validate(parameters)
             }
-        } catch AuthorizationFailure.errorPage(let message, let detail) {
-            return ErrorPage.render(title: "Sign-in error", message: message, detail: detail)
+        } catch AuthorizationFailure.errorPage(let message, _, let detail) {
+            return ErrorPage.render(title: "error.signin_title", message: message,
+                                    messages: services.messages.messages(uiLocales: uiLocales, acceptLanguage: request.header("accept-language")),
+                                    detail: detail)
         } catch AuthorizationFailure.redirect(let redirectURI, let state, let error) {
             return AuthorizationResponse.error(redirectURI: redirectURI, error: error, state: state, issuer: issuer)
                 .logging("authorization error redirect: \(error.logDetail)")
@@ -68,11 +73,24 @@ public final class AuthorizeResponder: Responder {
         let (cookieSecret, formToken) = try services.pendingAuthorizations.create(authorization, replacesSID: session?.sid)
         var location = "/login.html?req=" + formToken
         if let hint = authorization.loginHint { location += "&login_hint=" + FormParser.encodeComponent(hint) }
+        // The sign-in page in the language ui_locales asks for, when there
+        // are pages in it; without ui_locales nginx picks from Accept-Language.
+        if let language = LanguagePreferences.lookup(LanguagePreferences.ranges(uiLocales: uiLocales), in: services.messages.available) {
+            location += "&lang=" + language
+        }
         var response = Response.redirect(to: location)
         // SameSite=Strict: a cross-site form post to /login never carries it.
         response.addCookie(SetCookie(name: PendingAuthorizations.cookieName, value: cookieSecret, path: "/login",
                                      maxAge: PendingAuthorizations.lifetime, sameSite: .strict))
         return response
+    }
+
+    /// OIDC Core §3.1.2.1 ui_locales: "End-User's preferred languages and
+    /// scripts for the user interface, represented as a space-separated
+    /// list of BCP47 [RFC5646] language tag values, ordered by preference."
+    /// A hint: unreadable (repeated, a control character) is no preference.
+    static func uiLocales(_ parameters: FormParameters) -> String? {
+        (try? parameters.single("ui_locales")) ?? nil
     }
 
     /// prompt=login always asks; so does select_account (OIDC Core §3.1.2.1:

@@ -30,23 +30,24 @@ extension LoginResponder {
             guard let id = try form.single("id"), let clientData = try form.single("clientDataJSON"),
                   let authenticatorData = try form.single("authenticatorData"), let signature = try form.single("signature") else {
                 step.record(.passkeyRefused, user: nil)
-                return try Self.passkeyRefused(detail: "passkey sign-in without id, clientDataJSON, authenticatorData or signature")
+                return try Self.passkeyRefused(step.messages,
+                                               detail: "passkey sign-in without id, clientDataJSON, authenticatorData or signature")
             }
             assertion = PasskeyAssertionResponse(id: id, clientDataJSON: clientData, authenticatorData: authenticatorData,
                                                  signature: signature, userHandle: try form.single("userHandle"))
         } catch let error as FormError {
             step.record(.passkeyRefused, user: nil)
-            return try Self.passkeyRefused(detail: error.description)
+            return try Self.passkeyRefused(step.messages, detail: error.description)
         }
         let user: User, passkey: PasskeyRecord
         do {
             (user, passkey) = try services.passkeys.authenticate(assertion, binding: Self.passkeyBinding(step))
         } catch let refusal as PasskeyRefusal {
             step.record(.passkeyRefused, user: nil)
-            return try Self.passkeyRefused(detail: "passkey sign-in refused: \(refusal)")
+            return try Self.passkeyRefused(step.messages, detail: "passkey sign-in refused: \(refusal)")
         }
         let amr = PasskeyCeremonies.authenticationMethods(of: passkey)
-        let completed = try complete(user: user, amr: amr, step: step, expired: .redirect(to: "/login.html?error=expired")) { tx in
+        let completed = try complete(user: user, amr: amr, step: step, expired: step.expiredPage) { tx in
             try pending.consume(cookieSecret: step.cookieSecret, tx)
         }
         guard let location = completed.header("Location") else { return completed }
@@ -55,8 +56,9 @@ extension LoginResponder {
         return answer.logging("signed in with passkey of user \(user.id)")
     }
 
-    static func passkeyRefused(detail: String) throws -> Response {
-        try Response.json(["error": "passkey_refused", "error_description": "that passkey could not sign you in"], status: 400,
+    /// The page's script shows the description after its own words.
+    static func passkeyRefused(_ messages: Messages, detail: String) throws -> Response {
+        try Response.json(["error": "passkey_refused", "error_description": messages.text("passkeys.sign_in_refused")], status: 400,
                           headers: [("Cache-Control", "no-store")]).logging(detail)
     }
 }

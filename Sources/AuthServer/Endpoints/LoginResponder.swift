@@ -41,29 +41,35 @@ public final class LoginResponder: Responder {
         // `<meta name="referrer" content="same-origin">`), but under the
         // server's Referrer-Policy: no-referrer it says `null` (Fetch §"append
         // a request Origin header"), so `null` alone proves nothing either way.
+        let browserLanguage = services.messages.messages(acceptLanguage: request.header("accept-language"))
         if let site = request.header("sec-fetch-site"), site != "same-origin" {
-            return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403,
-                                    detail: "login CSRF refused: Sec-Fetch-Site \(site.prefix(32))")
+            return ErrorPage.render(title: "error.signin_title", message: PageText("error.cross_site_form"), messages: browserLanguage,
+                                    status: 403, detail: "login CSRF refused: Sec-Fetch-Site \(site.prefix(32))")
         }
         if let origin = request.header("origin"), origin != "null", !origin.bytesEqual(issuer) {
-            return ErrorPage.render(title: "Sign-in error", message: "This form was sent from another site.", status: 403,
-                                    detail: "login CSRF refused: Origin is not the issuer")
+            return ErrorPage.render(title: "error.signin_title", message: PageText("error.cross_site_form"), messages: browserLanguage,
+                                    status: 403, detail: "login CSRF refused: Origin is not the issuer")
         }
         let form: FormParameters
         do { form = try request.formParameters() } catch let error as FormError {
-            return ErrorPage.render(title: "Sign-in error", message: "The sign-in form is malformed (\(error.code.rawValue)).",
-                                    status: error.code == .unsupportedMediaType ? 415 : 400)
+            return ErrorPage.render(title: "error.signin_title",
+                                    message: PageText("error.login_form_malformed", ["reason": error.code.rawValue]), messages: browserLanguage,
+                                    status: error.code == .unsupportedMediaType ? 415 : 400, detail: error.description)
         }
+        let language = pageLanguage(form)
+        let messages = language.map(services.messages.messages) ?? browserLanguage
         guard let cookieSecret = request.cookies[PendingAuthorizations.cookieName],
               let waiting = try pending.find(cookieSecret: cookieSecret) else {
-            return .redirect(to: "/login.html?error=expired").logging("no live pending request behind the gh_login cookie")
+            return .redirect(to: "/login.html?error=expired" + LoginStep.languageParameter(language))
+                .logging("no live pending request behind the gh_login cookie")
         }
         guard let formToken = try? form.single("req"), ConstantTime.equals(SecretHash.of(formToken), waiting.formTokenHash) else {
-            return ErrorPage.render(title: "Sign-in error", message: "This sign-in form does not belong to your sign-in request.", status: 403,
+            return ErrorPage.render(title: "error.signin_title", message: PageText("error.foreign_form"), messages: messages, status: 403,
                                     detail: "the form's req does not match the pending request")
         }
         let step = LoginStep(cookieSecret: cookieSecret, formToken: formToken, address: request.remoteAddress,
-                             clientID: waiting.request.clientID, userAgent: request.header("user-agent"))
+                             clientID: waiting.request.clientID, userAgent: request.header("user-agent"), language: language,
+                             messages: messages)
         switch request.path {
         case Self.passkeyOptionsPath: return try passkeyOptions(step)
         case Self.passkeyPath: return try verifyPasskey(form, step)
@@ -72,6 +78,15 @@ public final class LoginResponder: Responder {
         // The TOTP page's form is the one with an `otp` field.
         if form.names.contains("otp") { return try verifySecondFactor(form, step) }
         return try verifyPassword(form, step)
+    }
+
+    /// The sign-in pages post their own language (a hidden `lang`), so the
+    /// next page, or an error page, stays in it. Only a language there are
+    /// pages in counts; anything else is ignored (then Accept-Language).
+    func pageLanguage(_ form: FormParameters) -> String? {
+        guard let given = (try? form.single("lang")) ?? nil, let tag = LanguagePreferences.normalisedTag(given),
+              services.messages.available.contains(tag) else { return nil }
+        return tag
     }
 
     static func controlCharacterError(in form: FormParameters, _ name: String) -> FormError? {
@@ -88,6 +103,17 @@ public final class LoginResponder: Responder {
         let clientID: String
         /// The browser's User-Agent, kept with the session it makes (/account).
         var userAgent: String? = nil
+        /// The language the sign-in page was in (its `lang`, checked), kept
+        /// for the pages this step sends the browser to.
+        var language: String? = nil
+        /// For an error page: that language, else the browser's.
+        var messages: Messages = MessageCatalogue.empty.defaultMessages
+
+        /// `&lang=…` for a redirect to a sign-in page, when the form named one.
+        static func languageParameter(_ language: String?) -> String { language.map { "&lang=" + $0 } ?? "" }
+
+        /// The password page with an error, starting over: the request is gone.
+        var expiredPage: Response { .redirect(to: "/login.html?error=expired" + Self.languageParameter(language)) }
 
         /// Counts and audits how this attempt ended.
         func record(_ result: LoginResult, user: User?) {
@@ -95,11 +121,12 @@ public final class LoginResponder: Responder {
         }
 
         func passwordPage(error: String) -> Response {
-            .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=" + error)
+            .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=" + error + Self.languageParameter(language))
         }
 
         func codePage(error: String? = nil, extra: String = "") -> Response {
-            .redirect(to: "/login-otp.html?req=" + FormParser.encodeComponent(formToken) + (error.map { "&error=" + $0 } ?? "") + extra)
+            .redirect(to: "/login-otp.html?req=" + FormParser.encodeComponent(formToken) + (error.map { "&error=" + $0 } ?? "") + extra
+                      + Self.languageParameter(language))
         }
 
         /// The page says how long to wait, in whole minutes (rounded up; the
@@ -107,7 +134,7 @@ public final class LoginResponder: Responder {
         /// that would tell whether an account exists.
         func lockedPage(retryAfter: Int, key: LoginAdmission.LockedKey, user: User?) -> Response {
             .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=too_many_attempts"
-                      + "&retry_minutes=\(Self.minutes(retryAfter))")
+                      + "&retry_minutes=\(Self.minutes(retryAfter))" + Self.languageParameter(language))
                 .logging("sign-in refused: \(key.rawValue) locked for \(retryAfter) s" + (user.map { " (user \($0.id))" } ?? ""))
         }
 
@@ -126,7 +153,7 @@ public final class LoginResponder: Responder {
         // counter sees it (FormParameters.single); the password is hashed as
         // typed, so it may hold any character.
         if let error = Self.controlCharacterError(in: form, "email") {
-            return ErrorPage.render(title: "Sign-in error", message: "The email address contains a control character.",
+            return ErrorPage.render(title: "error.signin_title", message: PageText("error.email_control_character"), messages: step.messages,
                                     status: 400, detail: error.description)
         }
         let email = try? form.single("email"), password = try? form.singleAllowingControlCharacters("password")
@@ -160,10 +187,10 @@ public final class LoginResponder: Responder {
         }
         if try totp.isEnrolled(userID: user.id) {
             try throttle.passedFirstFactor(attempt)
-            guard try marks.mark(cookieSecret: step.cookieSecret, userID: user.id) else { return .redirect(to: "/login.html?error=expired") }
+            guard try marks.mark(cookieSecret: step.cookieSecret, userID: user.id) else { return step.expiredPage }
             return step.codePage().logging("password right for user \(user.id); TOTP code asked")
         }
-        return try complete(user: user, amr: AuthenticationMethods.passwordOnly, step: step, expired: .redirect(to: "/login.html?error=expired")) { tx in
+        return try complete(user: user, amr: AuthenticationMethods.passwordOnly, step: step, expired: step.expiredPage) { tx in
             try throttle.succeeded(attempt, tx)
             return try pending.consume(cookieSecret: step.cookieSecret, tx)
         }

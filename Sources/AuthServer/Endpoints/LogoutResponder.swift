@@ -37,16 +37,29 @@ public final class LogoutResponder: Responder {
         // RP-Initiated Logout §2: "The OP MUST support the use of the HTTP GET
         // and POST methods at the Logout Endpoint."
         guard request.method == "GET" || request.method == "POST" else { return .methodNotAllowed(allowed: ["GET", "POST"]) }
-        // Anything invalid throws a LogoutRequestFailure: an error page, no
+        // The pages' language: §2 ui_locales ("End-User's preferred languages
+        // and scripts for the user interface"), then Accept-Language.
+        var messages = services.messages.messages(acceptLanguage: request.header("accept-language"))
+        // Anything invalid is a LogoutRequestFailure: an error page, no
         // redirect, nothing changed.
-        let logout = try validator.validate(try parameters(of: request))
+        do {
+            let parameters = try parameters(of: request)
+            messages = services.messages.messages(uiLocales: (try? parameters.single("ui_locales")) ?? nil,
+                                                  acceptLanguage: request.header("accept-language"))
+            return try respond(to: request, logout: try validator.validate(parameters), messages: messages)
+        } catch let failure as LogoutRequestFailure {
+            return failure.response(messages)
+        }
+    }
 
+    /// A valid request: end what it may end, or ask first.
+    func respond(to request: Request, logout: LogoutRequest, messages: Messages) throws -> Response {
         let cookieSecret = request.cookies[SSOSessions.cookieName]
         let browserSession = try cookieSecret.flatMap { try sessions.find(secret: $0) }
         if let browserSession, let cookieSecret,
            try !mayEnd(browserSession, hint: logout.hint, confirmation: logout.confirmation, cookieSecret: cookieSecret) {
             let link = "/logout?" + FormParser.encode(logout.parameters + [("confirm", Self.confirmation(for: cookieSecret))])
-            return LogoutPages.confirm(link: link)
+            return LogoutPages.confirm(link: link, messages)
         }
         // The browser's session and the hint's may be one (sids are ours: ASCII).
         let ending = Dictionary([browserSession, try session(namedBy: logout.hint)].compactMap { $0 }.map { ($0.sid, $0) },
@@ -56,7 +69,7 @@ public final class LogoutResponder: Responder {
             SecurityEvents.logout(user: try users.find(id: session.userID)?.email, client: logout.client?.clientID,
                                   ip: request.remoteAddress, sid: sid)
         }
-        var response = finish(logout)
+        var response = finish(logout, messages)
         // Cleared whether or not it named a live session: a stale cookie is
         // worth nothing but is still the user's "signed in" marker.
         response.addCookie(.expired(name: SSOSessions.cookieName))
@@ -67,7 +80,7 @@ public final class LogoutResponder: Responder {
         do {
             return request.method == "POST" ? try request.formParameters() : try request.queryParameters()
         } catch let error as FormError {
-            throw LogoutRequestFailure("The sign-out request is malformed (\(error.code.rawValue)).", detail: error.description,
+            throw LogoutRequestFailure(PageText("logout.malformed_reason", ["reason": error.code.rawValue]), detail: error.description,
                                        status: error.code == .unsupportedMediaType ? 415 : 400)
         }
     }
@@ -107,8 +120,8 @@ public final class LogoutResponder: Responder {
     /// post_logout_redirect_uri" and §2 state: "If state is included in the
     /// logout request, the OP passes this value back to the RP using the
     /// state parameter when redirecting the User Agent back to the RP."
-    func finish(_ logout: LogoutRequest) -> Response {
-        guard let redirectURI = logout.postLogoutRedirectURI else { return LogoutPages.signedOut() }
+    func finish(_ logout: LogoutRequest, _ messages: Messages) -> Response {
+        guard let redirectURI = logout.postLogoutRedirectURI else { return LogoutPages.signedOut(messages) }
         guard let state = logout.state else { return .redirect(to: redirectURI) }
         return .redirect(to: AuthorizationResponse.location(redirectURI: redirectURI, parameters: [("state", state)]))
     }

@@ -100,8 +100,8 @@ public final class PushedAuthorizationResponder: Responder {
     func validate(_ pushed: FormParameters) throws {
         do {
             _ = try validator.validate(pushed, source: .pushing)
-        } catch AuthorizationFailure.errorPage(let message, let detail) {
-            throw OAuthError.invalidRequest(message, detail: detail)
+        } catch AuthorizationFailure.errorPage(_, let description, let detail) {
+            throw OAuthError.invalidRequest(description, detail: detail)
         } catch AuthorizationFailure.redirect(_, _, let error) {
             throw error
         }

@@ -5,8 +5,10 @@ import SSOCore
 public enum AuthorizationFailure: Error, Equatable {
     /// The client or redirect URI cannot be trusted: show an error page and
     /// never redirect (RFC 6749 §4.1.2.1, RFC 9700 §4.11). `message` is for
-    /// the user, `detail` for the request log.
-    case errorPage(message: String, detail: String)
+    /// the user (a catalogue text, shown in the request's language);
+    /// `description` for the client's developer (English, /par's JSON
+    /// `error_description`); `detail` for the request log.
+    case errorPage(message: PageText, description: String, detail: String)
     /// The redirect URI is trusted: send the error back to the client.
     case redirect(redirectURI: String, state: String?, error: OAuthError)
 }
@@ -62,13 +64,14 @@ public struct AuthorizationRequestValidator {
     func checkClientAndRedirectURI(_ parameters: FormParameters) throws -> (Client, String) {
         let clientID = try trustedParameter(parameters, "client_id")
         guard let client = try clients.find(clientID: clientID) else {
-            throw AuthorizationFailure.errorPage(message: "The app that sent you here is not registered with this sign-in service.",
+            throw AuthorizationFailure.errorPage(message: PageText("error.unknown_client"), description: "client_id is not a registered client",
                                                  detail: "unknown client_id")
         }
         // OIDC Core §3.1.2.1: redirect_uri is REQUIRED.
         let redirectURI = try trustedParameter(parameters, "redirect_uri")
         guard RedirectURIMatcher.matches(requested: redirectURI, registered: client.redirectURIs) else {
-            throw AuthorizationFailure.errorPage(message: "The app asked to return to an address it has not registered.",
+            throw AuthorizationFailure.errorPage(message: PageText("error.unregistered_redirect"),
+                                                 description: "redirect_uri is not registered for this client",
                                                  detail: "redirect_uri is not registered for client \(client.clientID)")
         }
         return (client, redirectURI)
@@ -80,11 +83,14 @@ public struct AuthorizationRequestValidator {
     func trustedParameter(_ parameters: FormParameters, _ name: String) throws -> String {
         let value: String?
         do { value = try parameters.single(name) } catch let error as FormError {
-            let problem = error.code == .controlCharacter ? "contains a control character" : "is repeated"
-            throw AuthorizationFailure.errorPage(message: "The request's \(name) \(problem).", detail: error.description)
+            let control = error.code == .controlCharacter
+            throw AuthorizationFailure.errorPage(
+                message: PageText(control ? "error.parameter_control_character" : "error.parameter_repeated", ["name": name]),
+                description: "\(name) \(control ? "contains a control character" : "is repeated")", detail: error.description)
         }
         guard let value else {
-            throw AuthorizationFailure.errorPage(message: "The request has no \(name).", detail: "\(name) missing")
+            throw AuthorizationFailure.errorPage(message: PageText("error.parameter_missing", ["name": name]), description: "\(name) is required",
+                                                 detail: "\(name) missing")
         }
         return value
     }

@@ -27,31 +27,19 @@ public enum AuthorizationResponse {
     }
 }
 
-/// The issuer's own HTML error page for requests it must not redirect.
+/// The issuer's own HTML error page for requests it must not redirect, in
+/// the request's language (PageShell).
 public enum ErrorPage {
-    /// `detail` goes to the request log only (why, exactly; never a secret).
-    public static func render(title: String, message: String, status: Int = 400, detail: String? = nil) -> Response {
-        let html = """
-            <!doctype html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(escape(title))</title>
-            <link rel="stylesheet" href="/css/gatehouse.css">
-            </head>
-            <body>
+    /// `title`: a catalogue key ("error.signin_title"); `detail` goes to the
+    /// request log only (why, exactly, in English; never a secret).
+    public static func render(title: String, message: PageText, messages: Messages, status: Int = 400, detail: String) -> Response {
+        PageShell.response(title: messages.text(title), body: """
             <main class="card">
-              <h1>\(escape(title))</h1>
-              <p role="alert">\(escape(message))</p>
-              <p>Go back to the app and try again.</p>
+              <h1>\(messages.html(title))</h1>
+              <p role="alert">\(message.html(messages))</p>
+              <p>\(messages.html("error.back_to_app"))</p>
             </main>
-            </body>
-            </html>
-            """
-        var response = Response.html(html, status: status)
-        response.logDetail = detail ?? message
-        return response
+            """, messages: messages, referrer: .none, status: status).logging(detail)
     }
 
     /// HTML escaping for the pages built here and in LogoutPages.

@@ -22,21 +22,22 @@ public struct LogoutRequest: Sendable {
 /// validation procedures defined in this specification fail, the OP MUST
 /// NOT perform post-logout redirection to an RP").
 public struct LogoutRequestFailure: Error, Equatable {
-    /// Shown to the user; names the problem, never echoes a value.
-    public let message: String
+    /// Shown to the user, in the request's language; names the problem,
+    /// never echoes a value.
+    public let message: PageText
     /// Log-only.
     public let detail: String
     public let status: Int
-    init(_ message: String, detail: String = "", status: Int = 400) {
+    init(_ message: PageText, detail: String, status: Int = 400) {
         self.message = message
         self.detail = detail
         self.status = status
     }
-}
 
-extension LogoutRequestFailure: HTTPResponseError {
-    public var response: Response { ErrorPage.render(title: "Sign-out error", message: message, status: status) }
-    public var logDetail: String { detail.isEmpty ? message : detail }
+    /// The error page, in `messages`' language.
+    public func response(_ messages: Messages) -> Response {
+        ErrorPage.render(title: "logout.error_title", message: message, messages: messages, status: status, detail: detail)
+    }
 }
 
 /// Each check is its own step; nothing is changed until all have passed.
@@ -61,10 +62,14 @@ public struct LogoutRequestValidator {
             for name in ["id_token_hint", "client_id", "post_logout_redirect_uri", "state"] {
                 if let value = try parameters.single(name) { repeated.append((name, value)) }
             }
+            // §2 ui_locales, a hint only: the confirmation page's language,
+            // kept for the page after it; its language tags alone, normalised.
+            let languages = LanguagePreferences.ranges(uiLocales: (try? parameters.single("ui_locales")) ?? nil)
+            if !languages.isEmpty { repeated.append(("ui_locales", languages.joined(separator: " "))) }
             return LogoutRequest(hint: hint, client: client, postLogoutRedirectURI: redirectURI, state: state,
                                  confirmation: confirmation, parameters: repeated)
         } catch let error as FormError {
-            throw LogoutRequestFailure("The sign-out request is malformed.", detail: error.description)
+            throw LogoutRequestFailure(PageText("logout.malformed"), detail: error.description)
         }
     }
 
@@ -74,8 +79,7 @@ public struct LogoutRequestValidator {
     func checkIDTokenHint(_ parameters: FormParameters) throws -> IDTokenHint? {
         guard let token = try parameters.single("id_token_hint") else { return nil }
         do { return try hints.verify(token) } catch let rejection as TokenRejection {
-            throw LogoutRequestFailure("The sign-out request carries an ID token this service did not issue.",
-                                       detail: "id_token_hint \(rejection)")
+            throw LogoutRequestFailure(PageText("logout.foreign_id_token"), detail: "id_token_hint \(rejection)")
         }
     }
 
@@ -85,11 +89,11 @@ public struct LogoutRequestValidator {
     func checkClient(_ parameters: FormParameters, hint: IDTokenHint?) throws -> Client? {
         let clientID = try parameters.single("client_id")
         if let clientID, let hint, !clientID.bytesEqual(hint.clientID) {
-            throw LogoutRequestFailure("The sign-out request names two different apps.", detail: "client_id differs from the hint's aud")
+            throw LogoutRequestFailure(PageText("logout.two_apps"), detail: "client_id differs from the hint's aud")
         }
         guard let id = clientID ?? hint?.clientID else { return nil }
         guard let client = try clients.find(clientID: id) else {
-            throw LogoutRequestFailure("The app that sent you here is not registered with this sign-in service.", detail: "unknown client")
+            throw LogoutRequestFailure(PageText("error.unknown_client"), detail: "unknown client")
         }
         return client
     }
@@ -103,11 +107,10 @@ public struct LogoutRequestValidator {
     func checkPostLogoutRedirectURI(_ parameters: FormParameters, client: Client?) throws -> String? {
         guard let uri = try parameters.single("post_logout_redirect_uri") else { return nil }
         guard let client else {
-            throw LogoutRequestFailure("The sign-out request asks to return to an app without saying which app it is.",
-                                       detail: "post_logout_redirect_uri without client_id or id_token_hint")
+            throw LogoutRequestFailure(PageText("logout.unnamed_app"), detail: "post_logout_redirect_uri without client_id or id_token_hint")
         }
         guard client.postLogoutRedirectURIs.containsBytes(uri) else {
-            throw LogoutRequestFailure("The app asked to return to an address it has not registered.", detail: "unregistered post_logout_redirect_uri")
+            throw LogoutRequestFailure(PageText("error.unregistered_redirect"), detail: "unregistered post_logout_redirect_uri")
         }
         return uri
     }
@@ -117,7 +120,7 @@ public struct LogoutRequestValidator {
     func checkState(_ parameters: FormParameters) throws -> String? {
         guard let state = try parameters.single("state") else { return nil }
         guard AuthorizationRequestValidator.isVSCHARs(state, limit: Self.maximumStateBytes) else {
-            throw LogoutRequestFailure("The sign-out request is malformed.", detail: "state is not 1 to 1024 VSCHARs")
+            throw LogoutRequestFailure(PageText("logout.malformed"), detail: "state is not 1 to 1024 VSCHARs")
         }
         return state
     }

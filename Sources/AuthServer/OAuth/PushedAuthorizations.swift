@@ -65,13 +65,15 @@ public final class PushedAuthorizations {
         case .claimed(let parameters):
             do { return try FormParser.parse(Array(parameters.utf8), limits: Self.storedFormLimits) } catch let error as FormError {
                 // Stored by push() from a parsed form: cannot happen short of a damaged row.
-                throw AuthorizationFailure.errorPage(message: "The sign-in request could not be read.",
+                throw AuthorizationFailure.errorPage(message: PageText("error.request_unreadable"),
+                                                     description: "the pushed request could not be read",
                                                      detail: "stored pushed request unreadable: \(error)")
             }
         case .refused(let reason):
             // §4: "An expired request_uri MUST be rejected as invalid"; so is
             // an unknown, a used (single use) and another client's one.
-            throw AuthorizationFailure.errorPage(message: "The sign-in request has expired or was already used.",
+            throw AuthorizationFailure.errorPage(message: PageText("error.request_expired"),
+                                                 description: "request_uri is expired, used or unknown",
                                                  detail: "request_uri refused: \(reason.rawValue)")
         }
     }
