@@ -187,6 +187,14 @@ render_pages() {
 render_nginx_config() {
     local out="$GATEHOUSE_HOME/nginx" upstreams="" name
     mkdir -p "$out" "$GATEHOUSE_HOME/run/nginx" "$GATEHOUSE_HOME/log"
+    # nginx's 2-second copies of discovery and the JWKS: in memory (a tmpfs),
+    # because nginx writes a response it caches to the cache's folder as it
+    # streams it, and on a full disk that write fails and drops the answer.
+    # One folder per stack (its base port), emptied at every start so its
+    # workers (whoever they run as this time) make it anew.
+    WELLKNOWN_CACHE="/dev/shm/gatehouse-$GATEHOUSE_BASE_PORT-wellknown"
+    [ -d /dev/shm ] || WELLKNOWN_CACHE="$GATEHOUSE_HOME/run/nginx/wellknown"
+    rm -rf "$WELLKNOWN_CACHE"
     for name in "${ISSUER_RESPONDERS[@]}" "${API_RESPONDERS[@]}"; do upstreams+="$(upstream_block "$name")"$'\n'; done
     cp "$GATEHOUSE_ROOT/nginx/security-headers.conf" "$GATEHOUSE_ROOT/nginx/fastcgi.conf" "$out/"
     # Snippets both layouts share: production's files, as they are.
@@ -219,6 +227,7 @@ render_nginx_config() {
     text="${text//@@APP_LINKS_NAMES@@/$(server_names "$APP_LINKS_HOST")}"
     text="${text//@@ROOT@@/$GATEHOUSE_ROOT}"
     text="${text//@@PAGES@@/$PAGES_DIR}"
+    text="${text//@@WELLKNOWN_CACHE@@/$WELLKNOWN_CACHE}"
     text="${text//@@HOME@@/$GATEHOUSE_HOME}"
     printf '%s\n' "$text" > "$out/nginx.conf"
 }

@@ -71,6 +71,7 @@ stop_stack() {
     for pid in "${!SLOT_OF_PID[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; done
     wait 2>/dev/null
     rm -f "$GATEHOUSE_HOME"/run/*.sock "$GATEHOUSE_HOME"/run/pids/*.pid "$GATEHOUSE_HOME"/run/pids/*.tmp
+    [ -n "${WELLKNOWN_CACHE:-}" ] && rm -rf "$WELLKNOWN_CACHE"
 }
 
 # True while PID is a live process (not gone, not a zombie).

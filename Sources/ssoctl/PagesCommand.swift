@@ -13,7 +13,8 @@ struct PagesCommand: ParsableCommand {
             $GATEHOUSE_PAGES_DIR (default $GATEHOUSE_HOME/pages): one folder per language for nginx, messages/ for the \
             responders, and languages.conf, nginx's choice of language. The settings are GATEHOUSE_BRAND_NAME, \
             GATEHOUSE_BRAND_LOGO, GATEHOUSE_BRAND_COLOR, GATEHOUSE_BRAND_COLOR_DARK and GATEHOUSE_DEFAULT_LANGUAGE. \
-            Run it after changing any of them, then reload nginx and restart the responders.
+            Run it after changing any of them, then reload nginx and restart the responders. Scripts/run runs it at \
+            every start. Not an audited change: it stores nothing but what the settings and www/ already say.
             """)
 
     @Option(help: "The www/ folder with the templates and locales/ (default: $GATEHOUSE_WWW_DIR, else ./www).")
@@ -24,7 +25,6 @@ struct PagesCommand: ParsableCommand {
         let source = self.source ?? ProcessInfo.processInfo.environment["GATEHOUSE_WWW_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "www"
         let renderer = PageRenderer(source: source, output: config.pagesDirectory, brand: config.brand)
         let languages = attempt { try renderer.render() }
-        AdminAudit.changed("pages", target: languages.joined(separator: ","))
         print("pages: \(languages.joined(separator: ", ")) in \(config.pagesDirectory) (default \(config.brand.defaultLanguage))")
     }
 }

@@ -266,7 +266,7 @@ def test_the_code_page_announces_each_error(stack, http, error, message):
     has_form = 'name="otp"' in page.text
     assert has_form == (error != "expired")
     if error == "expired":
-        assert 'href="/login.html?req=abc"' in page.text, "back to the password step of the same request"
+        assert 'href="/login.html?req=abc&amp;lang=en"' in page.text, "back to the password step of the same request, in its language"
 
 
 def raw_get(stack, path):

@@ -623,7 +623,7 @@ def rewritten_nginx_config(tmp_path):
         (r"/usr/share/gatehouse/www", f"{tmp_path}/www"),
         (r"/var/lib/gatehouse/", f"{tmp_path}/home/"),
         (r"/var/www/letsencrypt", f"{tmp_path}/acme"),
-        (r"/var/cache/nginx/", f"{tmp_path}/temp/"),
+        (r"/run/nginx-gatehouse-wellknown", f"{tmp_path}/temp/wellknown"),
     ]
     for source in NGINX_DIR.glob("**/*.conf"):
         text = source.read_text()

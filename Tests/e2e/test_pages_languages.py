@@ -19,6 +19,7 @@ import pytest
 
 from oidc_flow import App, query
 from stack import Stack
+from test_account_security import client, fresh_address, new_user
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCALES = ROOT / "www" / "locales"
@@ -105,7 +106,8 @@ def test_the_app_links_fallback_pages_follow_the_browser_language(stack, http):
 
 # --- the issuer's choice: ui_locales, then Accept-Language -------------------------
 
-def test_ui_locales_sends_the_login_page_language_and_the_form_keeps_it(stack, http):
+def test_ui_locales_sends_the_login_page_language_and_the_form_keeps_it(stack):
+    http = client(stack, fresh_address())  # failed sign-ins count per address too
     app = App(stack, http)
     first = app.authorize(ui_locales="fr-CA de-AT en", login_hint=None)
     assert first.status_code == 303
@@ -115,8 +117,10 @@ def test_ui_locales_sends_the_login_page_language_and_the_form_keeps_it(stack, h
     login_page = http.get(stack.issuer + location, headers={"Accept-Language": "en"}, timeout=10)
     assert '<html lang="de">' in login_page.text
     # A wrong password from the German page: the error page is German too.
+    # (A user of its own: wrong passwords count towards the account's lock.)
+    email, _, _ = new_user(stack)
     wrong = http.post(stack.issuer + "/login", allow_redirects=False, timeout=10,
-                      data={"req": query(location)["req"], "lang": "de", "email": "alice@example.com", "password": "wrong"})
+                      data={"req": query(location)["req"], "lang": "de", "email": email, "password": "wrong"})
     assert wrong.status_code == 303
     assert query(wrong.headers["Location"])["lang"] == "de"
     assert query(wrong.headers["Location"])["error"] == "invalid_credentials"
@@ -131,12 +135,14 @@ def test_without_ui_locales_the_issuer_adds_no_lang_and_nginx_reads_the_browser(
     assert '<html lang="de">' in http.get(stack.issuer + first.headers["Location"], headers={"Accept-Language": "de"}).text
 
 
-def test_a_lang_field_that_names_no_language_is_ignored(stack, http):
+def test_a_lang_field_that_names_no_language_is_ignored(stack):
+    http = client(stack, fresh_address())
     app = App(stack, http)
     first = app.authorize(login_hint=None)
+    email, _, _ = new_user(stack)
     for bogus in ("xx", "<script>", "de\u0000", "../de"):
         wrong = http.post(stack.issuer + "/login", allow_redirects=False, timeout=10,
-                          data={"req": query(first.headers["Location"])["req"], "lang": bogus, "email": "alice@example.com",
+                          data={"req": query(first.headers["Location"])["req"], "lang": bogus, "email": email,
                                 "password": "wrong"})
         assert wrong.status_code in (303, 400), wrong.text
         if wrong.status_code == 303:

@@ -101,7 +101,8 @@ def test_the_dev_stack_serves_no_dotfiles_or_backups_and_never_stores_the_callba
         response = http.get(hosts[host] + path, allow_redirects=False)
         return response.status_code, {name.lower(): value for name, value in response.headers.items()}
 
-    with files_in(ROOT / "www", "e2e-" + secrets.token_hex(4)) as found:
+    # What nginx serves: www/ as `ssoctl pages` rendered it (no Accept-Language: English).
+    with files_in(Path(stack.home) / "pages" / "en", "e2e-" + secrets.token_hex(4)) as found:
         assert_static_rules(get, *found)
     assert get("issuer", "/.well-known/openid-configuration")[0] == 200
 
@@ -135,8 +136,8 @@ def test_the_production_config_serves_no_dotfiles_or_backups_and_never_stores_th
     config = rewritten_nginx_config(tmp_path)
     # Workers as root: pytest's temporary directory is its owner's alone.
     config.write_text("user root root;\n" + config.read_text())
-    www = tmp_path / "www"
-    shutil.copytree(ROOT / "www", www, dirs_exist_ok=True)
+    # /var/lib/gatehouse/pages/en, rendered by rewritten_nginx_config's `ssoctl pages`.
+    www = tmp_path / "home" / "pages" / "en"
     association = tmp_path / "home" / "applinks" / ".well-known"
     association.mkdir(parents=True)
     (association / "assetlinks.json").write_text("[]\n")
