@@ -61,7 +61,7 @@ def sign_in(stack, http, client_id, scope, redirect_uri="com.team.app:/cb", **ex
     return app, app.exchange(app.sign_in(**extra))
 
 
-def within_seconds(read, condition, seconds=3):
+def within_seconds(read, condition, seconds=4):
     """The first value read that meets `condition`, read again for up to `seconds`."""
     deadline = time.monotonic() + seconds
     while True:

@@ -2,32 +2,32 @@ import FoundationEssentials
 import Glibc
 
 /// One JSON line per request on standard error: time, endpoint, method,
-/// path, status, duration, request id. Only the path is logged, never the
-/// query, body, cookies or headers: those carry codes, tokens and passwords.
+/// path, client address, status, duration, request id. Only the path is
+/// logged, never the query, body, cookies or headers: those carry codes,
+/// tokens and passwords. nginx writes no access line of its own for a
+/// request a responder answered, so this line is that request's record.
 public enum RequestLog {
-    struct RequestLine: Encodable {
-        let time: String
-        let endpoint: String
-        let method: String
-        let path: String
-        let status: Int
-        let duration_ms: Double
-        let request_id: String
-        let detail: String?
-    }
-
     struct EventLine: Encodable {
         let time: String
         let endpoint: String
         let event: String
     }
 
+    /// Keys in the order JSONEncoder's `.sortedKeys` gave them (the log's
+    /// readers see the same lines as before).
     public static func request(endpoint: String, request: Request, status: Int, milliseconds: Double, detail: String?) {
-        let line = RequestLine(time: timestamp(), endpoint: endpoint, method: String(request.method.prefix(16)),
-                               path: String(request.path.prefix(256)), status: status,
-                               duration_ms: (milliseconds * 1000).rounded() / 1000, request_id: String(request.requestID.prefix(64)),
-                               detail: detail.map { String($0.prefix(512)) })
-        write(line)
+        var line = JSONLineWriter()
+        if let detail { line.string("detail", String(detail.prefix(512))) }
+        line.number("duration_ms", "\((milliseconds * 1000).rounded() / 1000)")
+        line.string("endpoint", endpoint)
+        line.string("method", String(request.method.prefix(16)))
+        line.string("path", String(request.path.prefix(256)))
+        line.string("remote_addr", String(request.remoteAddress.prefix(64)))
+        line.string("request_id", String(request.requestID.prefix(64)))
+        line.integer("status", status)
+        line.raw("time") { appendTimestamp(to: &$0, now: currentTime()) }
+        let bytes = line.finish()
+        bytes.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
     }
 
     public static func event(endpoint: String, message: String) {
@@ -42,15 +42,33 @@ public enum RequestLog {
 
     /// RFC 3339 UTC with milliseconds, without a formatter allocation per line.
     static func timestamp(now: timespec = currentTime()) -> String {
+        var bytes: [UInt8] = []
+        appendTimestamp(to: &bytes, now: now)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// "2023-11-14T22:13:20.005Z", digit by digit.
+    static func appendTimestamp(to bytes: inout [UInt8], now: timespec) {
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(now.tv_nsec / 1_000_000), 3))Z"
+        digits(Int(parts.tm_year) + 1900, 4); bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2); bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2); bytes.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2); bytes.append(UInt8(ascii: "."))
+        digits(Int(now.tv_nsec / 1_000_000), 3); bytes.append(UInt8(ascii: "Z"))
     }
 
     static func currentTime() -> timespec {
