@@ -112,7 +112,7 @@ final class PagesTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: www + "/locales", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: www + "/css", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
-        func write(_ path: String, _ text: String) { FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) }
+        func write(_ path: String, _ text: String) { XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)), path) }
         write(www + "/locales/en.json", #"{"title": "Welcome to {brand}"}"#)
         write(www + "/locales/de.json", #"{"title": "Willkommen bei {brand}"}"#)
         write(www + "/index.html", "<html lang=\"{{lang}}\"><title>{{title}}</title><img src=\"{{brand.logo}}\"></html>")
