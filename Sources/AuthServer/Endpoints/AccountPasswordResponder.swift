@@ -26,32 +26,31 @@ public final class AccountPasswordResponder: Responder {
         case .failure(let refused): return refused.response
         case .success(let admitted): (signedIn, form) = admitted
         }
-        func back(_ notice: String, _ detail: String) -> Response {
-            .redirect(to: AccountResponder.pagePath + "?done=" + notice).logging(detail)
-        }
         guard let current = try form.singleAllowingControlCharacters("current"), let password = try form.singleAllowingControlCharacters("password"),
               let confirm = try form.singleAllowingControlCharacters("confirm"), current.utf8.count <= 1024 else {
-            return back("password_missing", "password change without current, new or confirmation")
+            return AccountResponder.back("password_missing", "password change without current, new or confirmation")
         }
-        guard password.utf8.elementsEqual(confirm.utf8) else { return back("password_mismatch", "new password and confirmation differ") }
+        guard password.utf8.elementsEqual(confirm.utf8) else {
+            return AccountResponder.back("password_mismatch", "new password and confirmation differ")
+        }
         let user = signedIn.user
         let attempt: LoginAttempt
         switch try guardian.checkCurrentPassword(current, of: user, address: request.remoteAddress) {
         case .verified(let admitted): attempt = admitted
-        case .locked(let detail): return back("password_locked", "password change refused: \(detail)")
+        case .locked(let detail): return AccountResponder.back("password_locked", "password change refused: \(detail)")
         case .wrong:
             SecurityEvents.passwordChangeRefused(user: user.email, ip: request.remoteAddress, sid: signedIn.session.sid)
-            return back("password_wrong", "password change refused: wrong current password for user \(user.id)")
+            return AccountResponder.back("password_wrong", "password change refused: wrong current password for user \(user.id)")
         }
         do {
             try services.accountChanges.changeOwnPassword(of: user, to: password, keepingSID: signedIn.session.sid)
         } catch is ValidationError {
             try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) }
-            return back("password_weak", "the new password does not meet the rules")
+            return AccountResponder.back("password_weak", "the new password does not meet the rules")
         }
         try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) }
         SecurityEvents.passwordChanged(user: user.email, ip: request.remoteAddress, sid: signedIn.session.sid)
-        return back("password_changed", "password changed by user \(user.id); other sign-ins ended")
+        return AccountResponder.back("password_changed", "password changed by user \(user.id); other sign-ins ended")
     }
 
     /// The section's HTML: a plain form, no script.

@@ -40,7 +40,7 @@ struct AccountRequestGuard {
         guard request.method == "POST" else { return .failure(RefusedChange(.methodNotAllowed(allowed: ["POST"]))) }
         // The page's script shows an error's description to the user, so
         // it is in the browser's language too.
-        let messages = services.messages.messages(acceptLanguage: request.header("accept-language"))
+        let messages = services.messages.messages(for: request)
         func crossSite(_ detail: String) -> RefusedChange {
             RefusedChange(ErrorPage.render(title: "account.error_title", message: PageText("account.cross_site"), messages: messages,
                                            status: 403, detail: detail))

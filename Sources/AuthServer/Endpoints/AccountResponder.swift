@@ -18,6 +18,13 @@ public final class AccountResponder: Responder {
     public static let renamePath = "/account/passkeys/rename"
     public static let paths = [pagePath, optionsPath, registerPath, removePath, renamePath]
 
+    /// Back to the account page after a change, with `?done=` naming what
+    /// happened (AccountPage.noticeLine shows it); `detail` is for the log.
+    static func back(_ notice: String, _ detail: String? = nil) -> Response {
+        let response = Response.redirect(to: pagePath + "?done=" + notice)
+        return detail.map(response.logging) ?? response
+    }
+
     public init(services: IssuerServices) {
         self.services = services
         guardian = AccountRequestGuard(services: services)
@@ -28,7 +35,7 @@ public final class AccountResponder: Responder {
             guard request.method == "GET" || request.method == "HEAD" else { return .methodNotAllowed(allowed: ["GET", "HEAD"]) }
             // The browser's language (Accept-Language): the page is reached
             // by a link or a bookmark, with no ui_locales.
-            let messages = services.messages.messages(acceptLanguage: request.header("accept-language"))
+            let messages = services.messages.messages(for: request)
             guard let signedIn = try guardian.signedIn(request) else { return AccountPage.signedOut(messages) }
             return AccountPage.render(user: signedIn.user, formToken: signedIn.formToken, notice: try? request.queryParameters().single("done"),
                                       sections: try sections(signedIn, messages), messages: messages)
@@ -38,9 +45,11 @@ public final class AccountResponder: Responder {
         case .failure(let refused): return refused.response
         case .success(let admitted): (signedIn, form) = admitted
         }
+        // The language of the errors the page's script shows: the browser's.
+        let messages = services.messages.messages(for: request)
         switch request.path {
-        case Self.optionsPath: return try registrationOptions(signedIn, messages: messages(request))
-        case Self.registerPath: return try register(form, signedIn, address: request.remoteAddress, messages: messages(request))
+        case Self.optionsPath: return try registrationOptions(signedIn, messages: messages)
+        case Self.registerPath: return try register(form, signedIn, address: request.remoteAddress, messages: messages)
         case Self.removePath: return try remove(form, signedIn, address: request.remoteAddress)
         case Self.renamePath: return try rename(form, signedIn, address: request.remoteAddress)
         default: return .plainError(404, "not_found")
@@ -56,11 +65,6 @@ public final class AccountResponder: Responder {
          AccountPasswordResponder.section(formToken: signedIn.formToken, messages: messages),
          AccountTOTPResponder.section(formToken: signedIn.formToken, enrolled: try services.totp.isEnrolled(userID: signedIn.user.id),
                                       messages: messages)]
-    }
-
-    /// The language of the page, and of the errors its script shows: the browser's.
-    func messages(_ request: Request) -> Messages {
-        services.messages.messages(acceptLanguage: request.header("accept-language"))
     }
 
     /// Passkey challenges are bound to the signed-in session's cookie.
@@ -100,33 +104,33 @@ public final class AccountResponder: Responder {
     /// registration); back to the page, which says what happened.
     func rename(_ form: FormParameters, _ signedIn: SignedIn, address: String) throws -> Response {
         guard let id = try? form.single("id"), let credentialID = Base64URL.decode(id), !credentialID.isEmpty else {
-            return .redirect(to: Self.pagePath + "?done=not_found")
+            return Self.back("not_found")
         }
         let name: String
         do {
             guard let given = try form.singleAllowingControlCharacters("name"), !given.trimmingASCIIWhitespace().isEmpty else {
-                return .redirect(to: Self.pagePath + "?done=name_refused").logging("passkey rename without a name")
+                return Self.back("name_refused", "passkey rename without a name")
             }
             name = try PasskeyCeremonies.checkedName(given, default: "")
         } catch let refusal as PasskeyRefusal {
-            return .redirect(to: Self.pagePath + "?done=name_refused").logging("passkey rename refused: \(refusal)")
+            return Self.back("name_refused", "passkey rename refused: \(refusal)")
         }
         let renamed = try services.storage.write { tx in
             try tx.passkeys.rename(credentialID: credentialID, userID: signedIn.user.id, name: name)
         }
-        guard renamed else { return .redirect(to: Self.pagePath + "?done=not_found").logging("no such passkey of user \(signedIn.user.id)") }
+        guard renamed else { return Self.back("not_found", "no such passkey of user \(signedIn.user.id)") }
         SecurityEvents.passkeyRenamed(user: signedIn.user.email, ip: address, sid: signedIn.session.sid, name: name)
-        return .redirect(to: Self.pagePath + "?done=renamed").logging("passkey renamed for user \(signedIn.user.id)")
+        return Self.back("renamed", "passkey renamed for user \(signedIn.user.id)")
     }
 
     /// A plain form post (no script needed): back to the page, which says what happened.
     func remove(_ form: FormParameters, _ signedIn: SignedIn, address: String) throws -> Response {
         guard let id = try? form.single("id"), let credentialID = Base64URL.decode(id), !credentialID.isEmpty else {
-            return .redirect(to: Self.pagePath + "?done=not_found")
+            return Self.back("not_found")
         }
         let removed = try services.storage.write { tx in try tx.passkeys.remove(credentialID: credentialID, userID: signedIn.user.id) }
-        guard removed else { return .redirect(to: Self.pagePath + "?done=not_found").logging("no such passkey of user \(signedIn.user.id)") }
+        guard removed else { return Self.back("not_found", "no such passkey of user \(signedIn.user.id)") }
         SecurityEvents.passkeyRemoved(user: signedIn.user.email, ip: address, sid: signedIn.session.sid)
-        return .redirect(to: Self.pagePath + "?done=removed").logging("passkey removed for user \(signedIn.user.id)")
+        return Self.back("removed", "passkey removed for user \(signedIn.user.id)")
     }
 }

@@ -44,7 +44,7 @@ public final class AccountSessionsResponder: Responder {
     func end(_ form: FormParameters, _ signedIn: AccountRequestGuard.SignedIn, address: String) throws -> Response {
         let user = signedIn.user
         guard let sid = try? form.single("sid"), !sid.isEmpty, sid.utf8.count <= 64 else {
-            return .redirect(to: AccountResponder.pagePath + "?done=session_not_found").logging("no sid to end for user \(user.id)")
+            return AccountResponder.back("session_not_found", "no sid to end for user \(user.id)")
         }
         let now = services.clock()
         // Whose session it is is read in the write unit that ends it.
@@ -54,11 +54,11 @@ public final class AccountSessionsResponder: Responder {
             return true
         }
         guard ended else {
-            return .redirect(to: AccountResponder.pagePath + "?done=session_not_found").logging("no live session to end for user \(user.id)")
+            return AccountResponder.back("session_not_found", "no live session to end for user \(user.id)")
         }
         SecurityEvents.sessionEnded(user: user.email, ip: address, sid: signedIn.session.sid, endedSID: sid)
         guard !sid.bytesEqual(signedIn.session.sid) else { return signedOut().logging("user \(user.id) ended this browser's session") }
-        return .redirect(to: AccountResponder.pagePath + "?done=session_ended").logging("user \(user.id) ended one of their sessions")
+        return AccountResponder.back("session_ended", "user \(user.id) ended one of their sessions")
     }
 
     func endAll(_ signedIn: AccountRequestGuard.SignedIn, address: String) throws -> Response {

@@ -43,26 +43,21 @@ public final class AccountTOTPResponder: Responder {
         case .failure(let refused): return refused.response
         case .success(let admitted): (signedIn, form) = admitted
         }
+        // The setup page's language: the browser's (Accept-Language).
+        let messages = services.messages.messages(for: request)
         switch request.path {
-        case Self.startPath: return try start(signedIn, messages: messages(request))
-        case Self.confirmPath: return try confirm(form, signedIn, address: request.remoteAddress, messages: messages(request))
+        case Self.startPath: return try start(signedIn, messages: messages)
+        case Self.confirmPath: return try confirm(form, signedIn, address: request.remoteAddress, messages: messages)
         case Self.removePath: return try remove(form, signedIn, address: request.remoteAddress)
         default: return .plainError(404, "not_found")
         }
     }
 
-    /// The setup page's language: the browser's (Accept-Language).
-    func messages(_ request: Request) -> Messages {
-        services.messages.messages(acceptLanguage: request.header("accept-language"))
-    }
-
-    static func back(_ notice: String, _ detail: String) -> Response {
-        .redirect(to: AccountResponder.pagePath + "?done=" + notice).logging(detail)
-    }
-
     func start(_ signedIn: SignedIn, messages: Messages) throws -> Response {
         let user = signedIn.user
-        if try services.totp.isEnrolled(userID: user.id) { return Self.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled") }
+        if try services.totp.isEnrolled(userID: user.id) {
+            return AccountResponder.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled")
+        }
         let secret = SecureRandom.bytes(TOTP.secretByteCount)
         let pending = try seal(secret, expiresAt: services.clock() + Self.pendingLifetime, for: signedIn)
         return try setupPage(secret: secret, pending: pending, signedIn, error: nil, messages: messages)
@@ -72,9 +67,12 @@ public final class AccountTOTPResponder: Responder {
     func confirm(_ form: FormParameters, _ signedIn: SignedIn, address: String, messages: Messages) throws -> Response {
         let user = signedIn.user
         guard let pending = try? form.single("pending"), let secret = try open(pending, for: signedIn) else {
-            return Self.back("totp_expired", "TOTP confirmation refused: pending setup missing, altered, expired or not this session's (user \(user.id))")
+            return AccountResponder.back("totp_expired",
+                                         "TOTP confirmation refused: pending setup missing, altered, expired or not this session's (user \(user.id))")
         }
-        if try services.totp.isEnrolled(userID: user.id) { return Self.back("totp_already_on", "TOTP confirmation refused: user \(user.id) is enrolled") }
+        if try services.totp.isEnrolled(userID: user.id) {
+            return AccountResponder.back("totp_already_on", "TOTP confirmation refused: user \(user.id) is enrolled")
+        }
         // An app shows "123 456"; people type it so.
         let code = String(((try? form.single("code")) ?? "").unicodeScalars.filter { $0 != " " })
         guard let step = TOTPVerifier.matchingStep(code: code, secret: secret, at: services.clock(), after: Int64.min) else {
@@ -83,27 +81,27 @@ public final class AccountTOTPResponder: Responder {
         }
         try services.totp.enrol(userID: user.id, secret: secret, usedStep: step)
         SecurityEvents.totpEnrolled(user: user.email, ip: address, sid: signedIn.session.sid)
-        return Self.back("totp_on", "TOTP enrolled by user \(user.id)")
+        return AccountResponder.back("totp_on", "TOTP enrolled by user \(user.id)")
     }
 
     func remove(_ form: FormParameters, _ signedIn: SignedIn, address: String) throws -> Response {
         let user = signedIn.user
         guard let current = try form.singleAllowingControlCharacters("current"), current.utf8.count <= 1024 else {
-            return Self.back("password_missing", "TOTP removal without the current password")
+            return AccountResponder.back("password_missing", "TOTP removal without the current password")
         }
         let attempt: LoginAttempt
         switch try guardian.checkCurrentPassword(current, of: user, address: address) {
         case .verified(let admitted): attempt = admitted
-        case .locked(let detail): return Self.back("password_locked", "TOTP removal refused: \(detail)")
-        case .wrong: return Self.back("totp_password_wrong", "TOTP removal refused: wrong current password for user \(user.id)")
+        case .locked(let detail): return AccountResponder.back("password_locked", "TOTP removal refused: \(detail)")
+        case .wrong: return AccountResponder.back("totp_password_wrong", "TOTP removal refused: wrong current password for user \(user.id)")
         }
         let removed = try services.storage.write { tx in
             try services.loginThrottle.succeeded(attempt, tx)
             return try tx.totp.remove(userID: user.id)
         }
-        guard removed else { return Self.back("totp_off", "TOTP removal: user \(user.id) had no enrolment") }
+        guard removed else { return AccountResponder.back("totp_off", "TOTP removal: user \(user.id) had no enrolment") }
         SecurityEvents.totpRemoved(user: user.email, ip: address, sid: signedIn.session.sid)
-        return Self.back("totp_off", "TOTP removed by user \(user.id)")
+        return AccountResponder.back("totp_off", "TOTP removed by user \(user.id)")
     }
 
     // MARK: The pending seed

@@ -26,7 +26,7 @@ public final class AuthorizeResponder: Responder {
             }
         } catch let error as FormError {
             return ErrorPage.render(title: "error.signin_title", message: PageText("error.signin_malformed", ["reason": error.code.rawValue]),
-                                    messages: services.messages.messages(acceptLanguage: request.header("accept-language")),
+                                    messages: services.messages.messages(for: request),
                                     status: error.code == .unsupportedMediaType ? 415 : 400, detail: error.description)
         }
 
@@ -43,7 +43,7 @@ public final class AuthorizeResponder: Responder {
             }
         } catch AuthorizationFailure.errorPage(let message, _, let detail) {
             return ErrorPage.render(title: "error.signin_title", message: message,
-                                    messages: services.messages.messages(uiLocales: uiLocales, acceptLanguage: request.header("accept-language")),
+                                    messages: services.messages.messages(for: request, uiLocales: uiLocales),
                                     detail: detail)
         } catch AuthorizationFailure.redirect(let redirectURI, let state, let error) {
             return AuthorizationResponse.error(redirectURI: redirectURI, error: error, state: state, issuer: issuer)

@@ -41,7 +41,7 @@ public final class LoginResponder: Responder {
         // `<meta name="referrer" content="same-origin">`), but under the
         // server's Referrer-Policy: no-referrer it says `null` (Fetch §"append
         // a request Origin header"), so `null` alone proves nothing either way.
-        let browserLanguage = services.messages.messages(acceptLanguage: request.header("accept-language"))
+        let browserLanguage = services.messages.messages(for: request)
         if let site = request.header("sec-fetch-site"), site != "same-origin" {
             return ErrorPage.render(title: "error.signin_title", message: PageText("error.cross_site_form"), messages: browserLanguage,
                                     status: 403, detail: "login CSRF refused: Sec-Fetch-Site \(site.prefix(32))")

@@ -39,13 +39,12 @@ public final class LogoutResponder: Responder {
         guard request.method == "GET" || request.method == "POST" else { return .methodNotAllowed(allowed: ["GET", "POST"]) }
         // The pages' language: §2 ui_locales ("End-User's preferred languages
         // and scripts for the user interface"), then Accept-Language.
-        var messages = services.messages.messages(acceptLanguage: request.header("accept-language"))
+        var messages = services.messages.messages(for: request)
         // Anything invalid is a LogoutRequestFailure: an error page, no
         // redirect, nothing changed.
         do {
             let parameters = try parameters(of: request)
-            messages = services.messages.messages(uiLocales: (try? parameters.single("ui_locales")) ?? nil,
-                                                  acceptLanguage: request.header("accept-language"))
+            messages = services.messages.messages(for: request, uiLocales: (try? parameters.single("ui_locales")) ?? nil)
             return try respond(to: request, logout: try validator.validate(parameters), messages: messages)
         } catch let failure as LogoutRequestFailure {
             return failure.response(messages)

@@ -88,6 +88,12 @@ public struct MessageCatalogue: Sendable {
 
     public func messages(_ language: String) -> Messages { languages[language] ?? defaultMessages }
 
+    /// A request's language: `uiLocales` (when the endpoint takes the
+    /// parameter) first, then its `Accept-Language`, then the default.
+    public func messages(for request: Request, uiLocales: String? = nil) -> Messages {
+        messages(uiLocales: uiLocales, acceptLanguage: request.header("accept-language"))
+    }
+
     /// `ui_locales` first, then `Accept-Language`, then the default.
     public func messages(uiLocales: String? = nil, acceptLanguage: String?) -> Messages {
         let ranges = LanguagePreferences.ranges(uiLocales: uiLocales) + LanguagePreferences.ranges(acceptLanguage: acceptLanguage)
