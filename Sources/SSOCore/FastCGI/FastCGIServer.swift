@@ -109,14 +109,10 @@ public enum FastCGIServer {
         exit(0)
     }
 
+    /// The header name of a parameter's bytes after "HTTP_":
     /// `HTTP_X_FORWARDED_FOR` → `x-forwarded-for` (RFC 3875 §4.1.18), on
     /// bytes: the names are ASCII, and the String algorithms cost more than
     /// the rest of the request.
-    static func headerName(parameter: String) -> String {
-        Array(parameter.utf8).withUnsafeBufferPointer { headerName(parameterBytes: UnsafeBufferPointer(rebasing: $0[5...])) }
-    }
-
-    /// The header name of a parameter's bytes after "HTTP_".
     static func headerName(parameterBytes name: UnsafeBufferPointer<UInt8>) -> String {
         String(decoding: name.lazy.map { byte in
             byte == UInt8(ascii: "_") ? UInt8(ascii: "-") : (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
