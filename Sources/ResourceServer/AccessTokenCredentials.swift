@@ -19,7 +19,11 @@ public enum AccessTokenCredentials {
         case token(Scheme, String)
     }
 
-    public static func extract(fromAuthorization header: String?) -> Outcome {
+    /// `isVerified` names a token text that already passed every check,
+    /// the syntax included (the resource server's verified-token cache):
+    /// the byte-by-byte syntax scan is skipped for it, since the same bytes
+    /// passed it before.
+    public static func extract(fromAuthorization header: String?, isVerified: (String) -> Bool = { _ in false }) -> Outcome {
         guard let header, !header.allSatisfy({ $0 == " " || $0 == "\t" }) else { return .absent }
         let name = header.prefix { $0 != " " }
         // RFC 9110 §11.1: "It uses a case-insensitive token to identify the
@@ -35,7 +39,10 @@ public enum AccessTokenCredentials {
         // RFC 9449 §7.1: credentials = "DPoP" 1*SP token68 (the same characters)
         let token = header.dropFirst(name.count).drop { $0 == " " }
         guard !token.isEmpty else { return .malformed(scheme, "\(scheme.rawValue) scheme without a token") }
-        guard BearerSyntax.isB64Token(token.utf8) else { return .malformed(scheme, "token has characters outside \(scheme == .bearer ? "b64token" : "token68")") }
-        return .token(scheme, String(token))
+        let text = String(token)
+        guard isVerified(text) || BearerSyntax.isB64Token(token.utf8) else {
+            return .malformed(scheme, "token has characters outside \(scheme == .bearer ? "b64token" : "token68")")
+        }
+        return .token(scheme, text)
     }
 }

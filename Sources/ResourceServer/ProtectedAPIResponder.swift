@@ -31,7 +31,8 @@ public final class ProtectedAPIResponder: Responder {
         let now = clock()
         var response: Response
         do {
-            switch AccessTokenCredentials.extract(fromAuthorization: request.header("authorization")) {
+            switch AccessTokenCredentials.extract(fromAuthorization: request.header("authorization"),
+                                                  isVerified: validator.verifiedTokens.contains) {
             case .token(.bearer, let token):
                 response = try handler(try validator.validateBearer(token, now: now))
             case .token(.dpop, let token):

@@ -87,8 +87,10 @@ public final class SQLiteDatabase {
 
     /// Changes whenever another connection commits (PRAGMA data_version):
     /// a cheap test for "reload what I cached".
+    /// Read with one step and no row built: resource servers ask it on
+    /// every request, and the general `query` path was most of its cost.
     public func dataVersion() throws -> Int64 {
-        try queryOne("PRAGMA data_version")?.int(0) ?? 0
+        try statement("PRAGMA data_version").firstInteger()
     }
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
@@ -129,6 +131,16 @@ final class SQLiteStatement {
             rows.append(SQLiteRow(values: (0..<sqlite3_column_count(handle)).map(column)))
         }
         return rows
+    }
+
+    /// The first row's first column as an integer (0 when there is no row),
+    /// for a statement without parameters.
+    func firstInteger() throws -> Int64 {
+        defer { sqlite3_reset(handle) }
+        let status = sqlite3_step(handle)
+        if status == SQLITE_DONE { return 0 }
+        guard status == SQLITE_ROW else { throw onError(status) }
+        return sqlite3_column_int64(handle, 0)
     }
 
     private func bind(_ value: SQLiteValue, at index: Int32) throws {

@@ -67,4 +67,36 @@ final class VerifiedTokenCacheTests: XCTestCase {
         off.insert(.init(claims: claims, kid: "k", keySetGeneration: 1), for: "t")
         XCTAssertEqual(off.count, 0)
     }
+
+    /// The key hashes only a token's length and tail, but a hit needs every
+    /// byte: a token that differs anywhere, with the same length and tail,
+    /// is not the remembered one.
+    func testAHitNeedsTheWholeTextByteForByte() {
+        let cache = VerifiedTokenCache(capacity: 8)
+        let claims = try! JSON.decoder.decode(AccessTokenClaims.self, from: Data(try! JSON.encode(TokenFactory.claims())))
+        let token = TokenFactory.token()
+        cache.insert(.init(claims: claims, kid: "k", keySetGeneration: 1), for: token)
+        XCTAssertTrue(cache.contains(token))
+        var middle = Array(token.utf8)
+        middle[10] = middle[10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        XCTAssertFalse(cache.contains(String(decoding: middle, as: UTF8.self)))
+        XCTAssertFalse(cache.contains(token + "="), "a longer text is another token")
+        XCTAssertFalse(cache.contains(String(token.dropFirst())), "a shorter text is another token")
+        XCTAssertNil(cache.entry(for: token.uppercased()))
+        XCTAssertNotNil(cache.entry(for: String(decoding: Array(token.utf8), as: UTF8.self)), "an equal copy is a hit")
+    }
+
+    /// The b64token scan is skipped only for a text the cache holds; every
+    /// other token is scanned, a remembered token's near-twin included.
+    func testTheSyntaxScanIsSkippedOnlyForARememberedText() {
+        let token = TokenFactory.token()
+        XCTAssertNil(code(token, at: now))
+        let remembered = validator.verifiedTokens.contains
+        XCTAssertEqual(AccessTokenCredentials.extract(fromAuthorization: "Bearer " + token, isVerified: remembered), .token(.bearer, token))
+        let twin = String(token.dropLast()) + "!"
+        guard case .malformed(.bearer, _) = AccessTokenCredentials.extract(fromAuthorization: "Bearer " + twin, isVerified: remembered) else {
+            return XCTFail("a token with a character outside b64token must be malformed")
+        }
+        XCTAssertEqual(code(token, at: now + 1), nil)
+    }
 }

@@ -96,6 +96,24 @@ final class CookieAndResponseTests: XCTestCase {
         XCTAssertTrue(text.contains("Content-Length: 1\r\n\r\nx"))
     }
 
+    /// Names match whatever their case (RFC 9110 §5.1), letters only: "-"
+    /// and "_" or "[" and "{" are different bytes, not cases of each other.
+    func testHeaderNamesMatchWithoutCaseAndNothingElse() {
+        var response = Response(status: 200, headers: [("Content-Type", "text/plain"), ("X-A-B", "dash")])
+        XCTAssertEqual(response.header("content-type"), "text/plain")
+        XCTAssertEqual(response.header("CONTENT-TYPE"), "text/plain")
+        XCTAssertNil(response.header("x_a_b"))
+        XCTAssertNil(response.header("content-typ"))
+        XCTAssertFalse(Response.sameName("[", "{"))
+        XCTAssertFalse(Response.sameName("@", "`"))
+        response.setHeader("x-a-b", "replaced")
+        XCTAssertEqual(response.headers.filter { Response.sameName($0.name, "X-A-B") }.map(\.value), ["replaced"])
+        let request = Request(method: "GET", path: "/", headers: ["authorization": "Bearer x"])
+        XCTAssertEqual(request.header("Authorization"), "Bearer x")
+        XCTAssertEqual(request.header("authorization"), "Bearer x")
+        XCTAssertNil(request.header("authorizatio"))
+    }
+
     func testUnknownErrorsBecomeOpaque500s() {
         struct Boom: Error {}
         struct Thrower: Responder { func respond(to request: Request) throws -> Response { throw Boom() } }

@@ -49,6 +49,27 @@ final class JSONLineWriterTests: XCTestCase {
         XCTAssertEqual((decoded?["time"] as? String)?.count, 24)
     }
 
+    /// A long value is cut at a byte length, never inside a scalar: the
+    /// line must stay UTF-8 that a JSON parser reads.
+    func testLongValuesAreCutOnAScalarBoundary() throws {
+        for (value, limit, expected) in [("abcdef", 4, "abcd"), ("ab漢字", 4, "ab"), ("ab漢字", 5, "ab漢"), ("🙂🙂", 7, "🙂"),
+                                         ("a\"b", 2, "a\""), ("short", 64, "short"), ("", 3, "")] {
+            var line = JSONLineWriter()
+            line.string("value", value, maximumBytes: limit)
+            let decoded = try JSONSerialization.jsonObject(with: Data(line.finish())) as? [String: Any]
+            XCTAssertEqual(decoded?["value"] as? String, expected, "\(value) cut at \(limit) bytes")
+        }
+    }
+
+    func testMillisecondsAreWrittenAsJSONNumbers() throws {
+        for (value, expected) in [(1.23456, "1.235"), (0.5, "0.5"), (3.0, "3.0"), (0.0004, "0.0"), (0.0006, "0.001"),
+                                  (12.04, "12.04"), (-1.0, "0.0"), (1234.5678, "1234.568")] {
+            var line = JSONLineWriter()
+            line.milliseconds("ms", value)
+            XCTAssertEqual(String(decoding: line.finish(), as: UTF8.self), "{\"ms\":\(expected)}\n")
+        }
+    }
+
     func testTimestampsKeepTheirWidth() {
         XCTAssertEqual(RequestLog.timestamp(now: timespec(tv_sec: 0, tv_nsec: 0)), "1970-01-01T00:00:00.000Z")
         XCTAssertEqual(RequestLog.timestamp(now: timespec(tv_sec: 253_402_300_799, tv_nsec: 999_999_999)), "9999-12-31T23:59:59.999Z")

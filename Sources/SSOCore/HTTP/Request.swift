@@ -26,7 +26,12 @@ public struct Request: Sendable {
         self.requestID = requestID
     }
 
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    /// Header names are case-insensitive (RFC 9110 §5.1) and stored in
+    /// lower case; a name asked in lower case already, as the code asks,
+    /// skips `lowercased()`, which was a few percent of an API call.
+    public func header(_ name: String) -> String? {
+        name.utf8.contains(where: { (0x41...0x5A).contains($0) }) ? headers[name.lowercased()] : headers[name]
+    }
 
     public var cookies: [String: String] { CookieParser.parse(header("cookie") ?? "") }
 

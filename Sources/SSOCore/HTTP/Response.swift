@@ -16,12 +16,21 @@ public struct Response: Sendable {
     }
 
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        headers.first { Self.sameName($0.name, name) }?.value
     }
 
     public mutating func setHeader(_ name: String, _ value: String) {
-        headers.removeAll { $0.name.lowercased() == name.lowercased() }
+        headers.removeAll { Self.sameName($0.name, name) }
         headers.append((name, value))
+    }
+
+    /// RFC 9110 §5.1: "Field names are case-insensitive". Compared on the
+    /// bytes with ASCII case folding (names are tokens, RFC 9110 §5.6.2), without
+    /// the two Strings `lowercased()` built for every comparison.
+    static func sameName(_ left: String, _ right: String) -> Bool {
+        left.utf8.elementsEqual(right.utf8) { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (0x61...0x7A).contains(a | 0x20))
+        }
     }
 
     /// The same response, with `detail` for the request log.
@@ -62,14 +71,23 @@ public struct Response: Sendable {
     /// The CGI/FastCGI wire form: a `Status:` line, headers, blank line, body.
     /// A header whose name or value holds a control character is dropped, so
     /// no input can ever split the response (CWE-113).
+    /// Written straight into one byte array: building it as a String by
+    /// interpolation and copying that out was a tenth of an empty request.
     public func serialized() -> [UInt8] {
-        var head = "Status: \(status) \(Self.reasonPhrase(status))\r\n"
-        for (name, value) in headers where Self.isSafeHeader(name: name, value: value) {
-            head += "\(name): \(value)\r\n"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + headers.count * 48 + body.count)
+        func line(_ name: String, _ value: String) {
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(contentsOf: ": ".utf8)
+            bytes.append(contentsOf: value.utf8)
+            bytes.append(contentsOf: "\r\n".utf8)
         }
-        if header("content-length") == nil { head += "Content-Length: \(body.count)\r\n" }
-        head += "\r\n"
-        return Array(head.utf8) + body
+        line("Status", "\(status) \(Self.reasonPhrase(status))")
+        for (name, value) in headers where Self.isSafeHeader(name: name, value: value) { line(name, value) }
+        if header("content-length") == nil { line("Content-Length", String(body.count)) }
+        bytes.append(contentsOf: "\r\n".utf8)
+        bytes.append(contentsOf: body)
+        return bytes
     }
 
     static func isSafeHeader(name: String, value: String) -> Bool {

@@ -16,20 +16,30 @@ struct JSONLineWriter {
         bytes.append(UInt8(ascii: "{"))
     }
 
-    mutating func string(_ key: StaticString, _ value: String) {
+    mutating func string(_ key: StaticString, _ value: String, maximumBytes: Int = .max) {
         self.key(key)
-        appendQuoted(value)
+        appendQuoted(value, maximumBytes: maximumBytes)
+    }
+
+    /// Milliseconds rounded to the microsecond, as JSON's number syntax
+    /// ("1.235", "0.5", "3.0"): digit by digit, without a Double's description.
+    mutating func milliseconds(_ key: StaticString, _ value: Double) {
+        self.key(key)
+        let microseconds = Int((max(0, value) * 1000).rounded())
+        bytes.append(contentsOf: String(microseconds / 1000).utf8)
+        bytes.append(UInt8(ascii: "."))
+        var fraction = microseconds % 1000
+        var divisor = 100
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(fraction / divisor))
+            fraction %= divisor
+            divisor /= 10
+        } while fraction > 0 && divisor > 0
     }
 
     mutating func integer(_ key: StaticString, _ value: Int) {
         self.key(key)
         bytes.append(contentsOf: String(value).utf8)
-    }
-
-    /// A number already in JSON's number syntax.
-    mutating func number(_ key: StaticString, _ text: String) {
-        self.key(key)
-        bytes.append(contentsOf: text.utf8)
     }
 
     /// The value as a string written by `write` (for text built from digits
@@ -57,22 +67,40 @@ struct JSONLineWriter {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    private mutating func appendQuoted(_ value: String) {
+    /// The value between quotes, at most `maximumBytes` of its UTF-8 (cut
+    /// before a whole scalar, so the line stays valid UTF-8). Runs that need
+    /// no escape are copied in one piece: byte by byte, the copy was the
+    /// largest part of writing a line.
+    private mutating func appendQuoted(_ value: String, maximumBytes: Int) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
-            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
-            case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
-            case 0x00..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
-            default: bytes.append(byte)
+        var value = value
+        value.withUTF8 { utf8 in
+            var end = min(utf8.count, maximumBytes)
+            // A UTF-8 continuation byte (10xxxxxx) at the cut belongs to the scalar before it.
+            while end < utf8.count, end > 0, utf8[end] & 0xC0 == 0x80 { end -= 1 }
+            var runStart = 0
+            for index in 0..<end {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                appendEscaped(byte)
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<end]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscaped(_ byte: UInt8) {
+        switch byte {
+        case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
+        case 0x00..<0x20:
+            let hex: [UInt8] = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                      hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+        default: bytes.append(UInt8(ascii: "\\")); bytes.append(byte)
+        }
     }
 }

@@ -17,13 +17,15 @@ public enum RequestLog {
     /// readers see the same lines as before).
     public static func request(endpoint: String, request: Request, status: Int, milliseconds: Double, detail: String?) {
         var line = JSONLineWriter()
-        if let detail { line.string("detail", String(detail.prefix(512))) }
-        line.number("duration_ms", "\((milliseconds * 1000).rounded() / 1000)")
+        // Each value is cut at a byte length (on a scalar boundary) so no
+        // request can write a line of unbounded size.
+        if let detail { line.string("detail", detail, maximumBytes: 512) }
+        line.milliseconds("duration_ms", milliseconds)
         line.string("endpoint", endpoint)
-        line.string("method", String(request.method.prefix(16)))
-        line.string("path", String(request.path.prefix(256)))
-        line.string("remote_addr", String(request.remoteAddress.prefix(64)))
-        line.string("request_id", String(request.requestID.prefix(64)))
+        line.string("method", request.method, maximumBytes: 16)
+        line.string("path", request.path, maximumBytes: 256)
+        line.string("remote_addr", request.remoteAddress, maximumBytes: 64)
+        line.string("request_id", request.requestID, maximumBytes: 64)
         line.integer("status", status)
         line.raw("time") { appendTimestamp(to: &$0, now: currentTime()) }
         let bytes = line.finish()
