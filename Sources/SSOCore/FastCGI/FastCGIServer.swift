@@ -114,9 +114,14 @@ public enum FastCGIServer {
     /// bytes: the names are ASCII, and the String algorithms cost more than
     /// the rest of the request.
     static func headerName(parameterBytes name: UnsafeBufferPointer<UInt8>) -> String {
-        String(decoding: name.lazy.map { byte in
-            byte == UInt8(ascii: "_") ? UInt8(ascii: "-") : (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
-        }, as: UTF8.self)
+        // Written into the String's own storage: decoding a lazily mapped
+        // sequence went through String's slow generic path.
+        String(unsafeUninitializedCapacity: name.count) { storage in
+            for (index, byte) in name.enumerated() {
+                storage[index] = byte == UInt8(ascii: "_") ? UInt8(ascii: "-") : (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+            }
+            return name.count
+        }
     }
 
     static func makeRequest(_ parameters: RequestParameters, handle: FastCGIRequestHandle, limit: Int) -> (Request, Bool) {
