@@ -134,8 +134,8 @@ def writing_paths(stack, http, app, seconds, connections, threads):
 
 def token_paths(stack, http, app, seconds, connections, threads, bound, login_bound):
     """The rows that sign or hash: code exchange, refresh, Native SSO, full login."""
-    rows = [(name, result, None if name.startswith("GET") else result["rps"] / bound,
-             None if name.startswith("GET") else "≥ 0.60 of signing bound")
+    targets = {"POST /token authorization_code": "≥ 0.85 of signing bound", "POST /token refresh_token (rotation)": "≥ 0.85 of signing bound"}
+    rows = [(name, result, None if name.startswith("GET") else result["rps"] / bound, targets.get(name))
             for name, result in writing_paths(stack, http, app, seconds, connections, threads)]
     refresh = next(result for name, result, _, _ in rows if name == "POST /token refresh_token (rotation)")
     bound_refresh = dpop_refresh(stack, http, seconds, connections, threads, wrk)
@@ -154,8 +154,13 @@ def request_paths(stack, seconds, connections, threads, bearer):
     with PhysicalReferences(stack) as physical:
         static = wrk(physical.static, seconds, connections, threads)
         c_hello = wrk(physical.hello, seconds, connections, threads)
+        # The same C responder sent the API calls' kilobyte Authorization
+        # header: what carrying the token costs TLS, nginx and FastCGI before
+        # any Gatehouse code reads it (the API rows stay read against c_hello).
+        c_bearer = wrk(physical.hello, seconds, connections, threads, headers=[bearer])
     rows = [("nginx return 200, bare nginx (reference)", static, None, None),
-            ("C hello-world libfcgi ×2, bare nginx (reference)", c_hello, None, None)]
+            ("C hello-world libfcgi ×2, bare nginx (reference)", c_hello, None, None),
+            ("C hello-world sent the same Bearer header", c_bearer, c_bearer["rps"] / c_hello["rps"], None)]
     # Throughput first, on its own: perf sampling every CPU beside a run
     # takes a fifth of its throughput. Then one more run of each under perf,
     # for where the cores go.

@@ -87,7 +87,9 @@ public enum FastCGIServer {
         }
         let handle = FastCGIRequestHandle(listeningSocket: 0)
         RequestLog.event(endpoint: endpoint, message: "ready, pid \(getpid())")
-        while handle.accept() {
+        while true {
+            if RequestLog.hasPending && !connectionWaiting(onListeningSocket: 0) { RequestLog.flush() }
+            guard handle.accept() else { break }
             let started = DispatchTime.now().uptimeNanoseconds
             let parameters = handle.parameters()
             let (request, bodyTooLarge) = makeRequest(parameters, handle: handle, limit: maximumBodyBytes)
@@ -107,6 +109,14 @@ public enum FastCGIServer {
         }
         RequestLog.event(endpoint: endpoint, message: "accept failed, exiting")
         exit(0)
+    }
+
+    /// Whether a connection is already queued on the listening socket: then
+    /// the request log can wait for the next request (poll with no timeout
+    /// costs less than the write it saves).
+    static func connectionWaiting(onListeningSocket fd: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLIN) != 0
     }
 
     /// The header name of a parameter's bytes after "HTTP_":
