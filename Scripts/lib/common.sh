@@ -157,13 +157,18 @@ ensure_tls() {
     ) || die "TLS certificate generation failed"
 }
 
-# Lines `server unix:...;` for one responder's pool.
+# Lines `server unix:...;` for one responder's pool. The resource servers'
+# pools (GET only) keep their FastCGI connections open between requests
+# (fastcgi_keep_conn in their locations): the accept loop drops an idle kept
+# connection as soon as another one waits, so this never stalls, and nginx
+# retries a GET that met a connection closing under it on the next process.
 upstream_block() {
     local name="$1" i
     printf '    upstream %s {\n' "$name"
     for ((i = 0; i < GATEHOUSE_WORKERS; i++)); do
         printf '        server unix:%s/run/%s-%d.sock max_fails=0;\n' "$GATEHOUSE_HOME" "$name" "$i"
     done
+    case "$name" in api-a|api-b|hello-fcgi) printf '        keepalive %d;\n' "$GATEHOUSE_WORKERS" ;; esac
     printf '    }\n'
 }
 
@@ -209,7 +214,7 @@ render_nginx_config() {
     text="${text//@@ISSUER_LOCATIONS@@/$(cat "$GATEHOUSE_ROOT/nginx/issuer-locations.conf" 2>/dev/null)}"
     text="${text//@@API_A_LOCATIONS@@/$(cat "$GATEHOUSE_ROOT/nginx/api-a-locations.conf" 2>/dev/null)}"
     local bench=""
-    [ -n "${GATEHOUSE_BENCH:-}" ] && bench=$'        location = /bench/hello {\n            include @@HOME@@/nginx/fastcgi.conf;\n            fastcgi_pass hello-fcgi;\n        }'
+    [ -n "${GATEHOUSE_BENCH:-}" ] && bench=$'        location = /bench/hello {\n            include @@HOME@@/nginx/fastcgi.conf;\n            fastcgi_keep_conn on;\n            fastcgi_pass hello-fcgi;\n        }'
     text="${text//@@BENCH_LOCATIONS@@/$bench}"
     text="${text//@@API_B_LOCATIONS@@/$(cat "$GATEHOUSE_ROOT/nginx/api-b-locations.conf" 2>/dev/null)}"
     text="${text//@@USER_DIRECTIVE@@/$NGINX_USER_DIRECTIVE}"

@@ -4,10 +4,29 @@
 // from Swift; responders write with FCGX_PutStr instead.
 #include <fcgiapp.h>
 #include <malloc.h>
+#include <unistd.h>
 
 // The responder process's allocator policy lives beside its accept loop:
 // Swift's Glibc module does not export <malloc.h>, so mallopt is wrapped.
 static inline int gatehouse_set_mmap_threshold(int bytes) {
     return mallopt(M_MMAP_THRESHOLD, bytes);
+}
+
+// FastCGI keep-alive without stalls (FastCGIServer.serve): libfcgi keeps a
+// connection open after a request whose FCGI_BEGIN_REQUEST asked for it
+// (nginx's fastcgi_keep_conn) and then blocks reading it for the next
+// request. These two read and drop that kept connection; libfcgi's header
+// lists the field among the request's own, which is why it is wrapped here.
+static inline int gatehouse_fcgx_kept_connection(const FCGX_Request *request) {
+    return request->ipcFd;
+}
+
+// Closes a kept connection that carries no request (its streams were freed
+// by FCGX_Finish_r), so the next FCGX_Accept_r accepts a new one.
+static inline void gatehouse_fcgx_drop_kept_connection(FCGX_Request *request) {
+    if (request->ipcFd >= 0) {
+        close(request->ipcFd);
+        request->ipcFd = -1;
+    }
 }
 #endif

@@ -7,6 +7,9 @@ import Dispatch
 final class FastCGIRequestHandle {
     let pointer: UnsafeMutablePointer<FCGX_Request>
 
+    /// When this handle last took a request (FastCGIConnections' fairness).
+    var lastServed = 0
+
     /// Binds to the listening socket on `fd` (0: what spawn-fcgi or a systemd
     /// socket unit hands the process).
     init(listeningSocket fd: Int32) {
@@ -22,6 +25,16 @@ final class FastCGIRequestHandle {
     }
 
     func accept() -> Bool { FCGX_Accept_r(pointer) >= 0 }
+
+    /// The connection libfcgi kept after a request that asked for it
+    /// (FCGI_KEEP_CONN), or nil.
+    var keptConnection: Int32? {
+        let fd = gatehouse_fcgx_kept_connection(pointer)
+        return fd >= 0 ? fd : nil
+    }
+
+    func dropKeptConnection() { gatehouse_fcgx_drop_kept_connection(pointer) }
+
     func finish() { FCGX_Finish_r(pointer) }
 
     /// The request's FastCGI parameters, copied (libfcgi frees them at
@@ -85,11 +98,12 @@ public enum FastCGIServer {
             RequestLog.event(endpoint: endpoint, message: "FCGX_Init failed")
             exit(1)
         }
-        let handle = FastCGIRequestHandle(listeningSocket: 0)
+        FastCGIConnections.installStopHandlers()
+        let connections = FastCGIConnections(listeningSocket: 0)
         RequestLog.event(endpoint: endpoint, message: "ready, pid \(getpid())")
         while true {
-            if RequestLog.hasPending && !connectionWaiting(onListeningSocket: 0) { RequestLog.flush() }
-            guard handle.accept() else { break }
+            if RequestLog.hasPending && !connections.requestWaiting() { RequestLog.flush() }
+            guard let handle = connections.next(), handle.accept() else { break }
             let started = DispatchTime.now().uptimeNanoseconds
             let parameters = handle.parameters()
             let (request, bodyTooLarge) = makeRequest(parameters, handle: handle, limit: maximumBodyBytes)
@@ -109,14 +123,6 @@ public enum FastCGIServer {
         }
         RequestLog.event(endpoint: endpoint, message: "accept failed, exiting")
         exit(0)
-    }
-
-    /// Whether a connection is already queued on the listening socket: then
-    /// the request log can wait for the next request (poll with no timeout
-    /// costs less than the write it saves).
-    static func connectionWaiting(onListeningSocket fd: Int32) -> Bool {
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLIN) != 0
     }
 
     /// The header name of a parameter's bytes after "HTTP_":

@@ -1,0 +1,210 @@
+"""FastCGI keep-alive (nginx's fastcgi_keep_conn on the resource servers'
+pools) without stalls. libfcgi alone keeps a connection whose request asked
+for it and then blocks reading it: a single-threaded responder holding one
+idle kept connection would leave every other connection to it unanswered
+until nginx closed the idle one (its keep-alive timeout). The accept loop
+holds up to 64 connections and waits on all of them and the listening
+socket at once. First on a responder's own socket, byte by byte; then
+through nginx, under concurrent load, with idle gaps, against the real
+api-a and api-b."""
+import os
+import socket
+import sys
+import threading
+import time
+
+import pytest
+
+from oidc_flow import App
+from stack import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "Scripts", "lib"))
+from fcgi_probe import read_answer, request_bytes, spawned  # noqa: E402  (Scripts/lib is not a package)
+
+HELLO = os.path.join(os.environ.get("BIN_DIR", ""), "hello-fcgi")
+# FCGI_BEGIN_REQUEST's body is role (2 bytes), flags (1 byte), reserved; the
+# record header before it is 8 bytes. FCGI_KEEP_CONN is flag 1 (FastCGI 1.0 §5.1).
+FLAGS_OFFSET = 8 + 2
+
+
+def kept(request):
+    return request[:FLAGS_OFFSET] + b"\x01" + request[FLAGS_OFFSET + 1:]
+
+
+def hello_request(keep=False):
+    request = request_bytes("GET", "/bench/hello", "localhost")
+    return kept(request) if keep else request
+
+
+def connected(path):
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(path)
+    return client
+
+
+def closed_by_peer(client, timeout):
+    client.settimeout(timeout)
+    try:
+        return client.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def on_hello(test):
+    """Runs test(socket path) against a hello-fcgi process of its own."""
+    return spawned([HELLO], dict(os.environ), lambda path, process: test(path))
+
+
+def test_a_kept_connection_carries_the_next_request():
+    def test(path):
+        with connected(path) as client:
+            for _ in range(3):
+                client.sendall(hello_request(keep=True))
+                assert b'{"hello":"world"}' in read_answer(client, 5)
+    on_hello(test)
+
+
+def test_without_keep_conn_the_connection_is_closed_after_the_answer():
+    def test(path):
+        with connected(path) as client:
+            client.sendall(hello_request())
+            assert b'{"hello":"world"}' in read_answer(client, 5)
+            assert closed_by_peer(client, 5)
+    on_hello(test)
+
+
+def test_an_idle_kept_connection_never_holds_up_another():
+    def test(path):
+        with connected(path) as idle:
+            idle.sendall(hello_request(keep=True))
+            read_answer(idle, 5)
+            # The responder now holds `idle` open. A second connection must
+            # be answered at once (plain libfcgi would wait for `idle`)...
+            with connected(path) as second:
+                started = time.monotonic()
+                second.sendall(hello_request())
+                assert b'{"hello":"world"}' in read_answer(second, 3)
+                assert time.monotonic() - started < 2
+            # ...and `idle` is still the responder's, with the next request.
+            idle.sendall(hello_request(keep=True))
+            assert b'{"hello":"world"}' in read_answer(idle, 3)
+    on_hello(test)
+
+
+def test_requests_on_many_kept_connections_are_all_answered():
+    """Kept connections beyond what one process holds (64): the one served
+    longest ago is closed for the newcomer; every request still gets its answer."""
+    def test(path):
+        clients = []
+        try:
+            # As nginx does: a connection opens with its request.
+            for _ in range(70):
+                clients.append(connected(path))
+                clients[-1].sendall(hello_request(keep=True))
+                assert b'{"hello":"world"}' in read_answer(clients[-1], 3)
+            assert closed_by_peer(clients[0], 3), "the first kept connection made room"
+            for client in clients[-60:]:
+                client.sendall(hello_request(keep=True))
+            for client in clients[-60:]:
+                assert b'{"hello":"world"}' in read_answer(client, 3)
+        finally:
+            for client in clients:
+                client.close()
+    on_hello(test)
+
+
+def test_the_responder_stops_on_sigterm_while_holding_kept_connections():
+    def test(path, process):
+        with connected(path) as idle:
+            idle.sendall(hello_request(keep=True))
+            read_answer(idle, 5)
+            process.terminate()
+            assert process.wait(timeout=5) == 0, "exits through the end of its accept loop"
+    spawned([HELLO], dict(os.environ), test)
+
+
+def test_a_kept_connection_that_closes_does_not_stop_the_responder():
+    def test(path):
+        with connected(path) as first:
+            first.sendall(hello_request(keep=True))
+            read_answer(first, 5)
+        with connected(path) as second:
+            second.sendall(hello_request(keep=True))
+            assert b'{"hello":"world"}' in read_answer(second, 3)
+    on_hello(test)
+
+
+def test_a_connection_that_sends_half_a_request_is_not_dropped_as_idle():
+    """The loop drops only a kept connection with nothing to read: one whose
+    next request has begun arriving is served, then the waiting one."""
+    def test(path):
+        with connected(path) as first:
+            first.sendall(hello_request(keep=True))
+            read_answer(first, 5)
+            request = hello_request(keep=True)
+            first.sendall(request[:12])
+            with connected(path) as second:
+                second.sendall(hello_request())
+                time.sleep(0.2)
+                first.sendall(request[12:])
+                assert b'{"hello":"world"}' in read_answer(first, 3)
+                assert b'{"hello":"world"}' in read_answer(second, 3)
+    on_hello(test)
+
+
+@pytest.fixture(scope="module")
+def bearer(stack):
+    app = App(stack, stack.session())
+    return "Bearer " + app.exchange(app.sign_in()).json()["access_token"]
+
+
+def test_through_nginx_bursts_and_idle_gaps_never_stall_or_fail(stack, bearer):
+    """Many clients at once, each on connections of its own, in bursts with
+    idle gaps between (when nginx holds kept connections idle in each of its
+    workers): every answer is the API's, none waits for a keep-alive timeout."""
+    statuses, slowest, lock = [], [0.0], threading.Lock()
+
+    def client():
+        with stack.session() as http:
+            for burst in range(3):
+                for _ in range(15):
+                    started = time.monotonic()
+                    response = http.get(stack.api_a + "/api/data", headers={"Authorization": bearer}, timeout=20)
+                    with lock:
+                        statuses.append(response.status_code)
+                        slowest[0] = max(slowest[0], time.monotonic() - started)
+                time.sleep(0.3 * burst)
+
+    threads = [threading.Thread(target=client) for _ in range(24)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [200] * (24 * 3 * 15)
+    assert slowest[0] < 5, f"a request waited {slowest[0]:.1f} s: a kept connection held it up"
+
+
+def test_other_methods_are_still_the_apis_405_under_load(stack, bearer):
+    """A POST is refused by the responder (405), even when it meets a kept
+    connection being dropped: the API's locations retry any method, since
+    nothing they answer has an effect."""
+    results, lock = [], threading.Lock()
+
+    def client():
+        with stack.session() as http:
+            for index in range(30):
+                posted = index % 2 == 1
+                response = http.request("POST" if posted else "GET", stack.api_b + "/api/records",
+                                        headers={"Authorization": bearer}, timeout=20)
+                with lock:
+                    results.append((posted, response.status_code))
+
+    threads = [threading.Thread(target=client) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {status for posted, status in results if posted} == {405}
+    assert {status for posted, status in results if not posted} == {200}
