@@ -177,9 +177,23 @@ def test_the_deployment_runs_the_same_responders_as_the_dev_stack():
     assert responders() == dev_stack_responders()
 
 
-def test_no_fastcgi_keep_alive_towards_single_threaded_responders():
+def test_fastcgi_keep_alive_only_towards_the_resource_servers():
+    """Kept FastCGI connections only where the responders answer GET alone
+    (api-a, api-b), each such location retrying any method on the next
+    process, and their upstreams keeping idle connections; never an issuer
+    endpoint, whose POSTs must not be retried."""
     for path in NGINX_DIR.glob("**/*.conf"):
-        assert not re.search(r"fastcgi_keep_conn\s+on", path.read_text()), path
+        text = path.read_text()
+        for location in re.finditer(r"location = (\S+) \{(.*?)\n    \}", text, re.DOTALL):
+            if re.search(r"fastcgi_keep_conn\s+on", location.group(2)):
+                assert location.group(1) in ("/api/data", "/api/records"), (path, location.group(1))
+                assert re.search(r"fastcgi_next_upstream error timeout non_idempotent;", location.group(2)), location.group(1)
+        for name in ("gatehouse_api_a", "gatehouse_api_b"):
+            upstream = re.search(r"upstream %s \{(.*?)\}" % name, text, re.DOTALL)
+            if upstream:
+                assert re.search(r"keepalive \d+;", upstream.group(1)), name
+    production = (NGINX_DIR / "gatehouse.conf").read_text()
+    assert len(re.findall(r"fastcgi_keep_conn\s+on", production)) == 2
 
 
 def test_env_file_names_only_keys_the_code_reads_and_every_config_key():

@@ -19,7 +19,7 @@ from oidc_flow import App
 from stack import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "Scripts", "lib"))
-from fcgi_probe import read_answer, request_bytes, spawned  # noqa: E402  (Scripts/lib is not a package)
+from fcgi_probe import BEGIN_REQUEST, PARAMS, STDIN, _params, _record, read_answer, request_bytes, spawned  # noqa: E402
 
 HELLO = os.path.join(os.environ.get("BIN_DIR", ""), "hello-fcgi")
 # FCGI_BEGIN_REQUEST's body is role (2 bytes), flags (1 byte), reserved; the
@@ -34,6 +34,17 @@ def kept(request):
 def hello_request(keep=False):
     request = request_bytes("GET", "/bench/hello", "localhost")
     return kept(request) if keep else request
+
+
+def post_with_body(body, keep=True):
+    """A POST whose body the hello-world never reads (as api-a never reads
+    the body of a POST it refuses with 405)."""
+    params = {"REQUEST_METHOD": "POST", "SCRIPT_NAME": "/bench/hello", "QUERY_STRING": "", "HTTP_HOST": "localhost",
+              "REMOTE_ADDR": "127.0.0.1", "CONTENT_LENGTH": str(len(body)), "CONTENT_TYPE": "application/x-www-form-urlencoded"}
+    records = [_record(BEGIN_REQUEST, bytes([0, 1, 1 if keep else 0, 0, 0, 0, 0, 0])), _record(PARAMS, _params(params)),
+               _record(PARAMS, b"")]
+    records += [_record(STDIN, body[start:start + 8000]) for start in range(0, len(body), 8000)]
+    return b"".join(records + [_record(STDIN, b"")])
 
 
 def connected(path):
@@ -125,6 +136,23 @@ def test_the_responder_stops_on_sigterm_while_holding_kept_connections():
     spawned([HELLO], dict(os.environ), test)
 
 
+@pytest.mark.parametrize("size", [10, 20_000])
+def test_an_unread_body_does_not_spoil_the_kept_connection(size):
+    """The body of a request the responder never reads is skipped to its
+    end: the next request on the same connection is read as a request, and
+    the process never falls back to waiting in accept()."""
+    def test(path):
+        with connected(path) as client:
+            client.sendall(post_with_body(b"x" * size))
+            assert b'{"hello":"world"}' in read_answer(client, 3)
+            client.sendall(hello_request(keep=True))
+            assert b'{"hello":"world"}' in read_answer(client, 3)
+            with connected(path) as other:
+                other.sendall(hello_request())
+                assert b'{"hello":"world"}' in read_answer(other, 3)
+    on_hello(test)
+
+
 def test_a_kept_connection_that_closes_does_not_stop_the_responder():
     def test(path):
         with connected(path) as first:
@@ -208,3 +236,12 @@ def test_other_methods_are_still_the_apis_405_under_load(stack, bearer):
         thread.join()
     assert {status for posted, status in results if posted} == {405}
     assert {status for posted, status in results if not posted} == {200}
+
+
+def test_posts_with_bodies_then_gets_on_the_same_kept_connections(stack, bearer, http):
+    """nginx reuses the connection that carried a refused POST's body."""
+    for round in range(5):
+        refused = http.post(stack.api_a + "/api/data", data={"field": "x" * 5000 * round}, headers={"Authorization": bearer},
+                            timeout=10)
+        assert refused.status_code == 405
+        assert http.get(stack.api_a + "/api/data", headers={"Authorization": bearer}, timeout=5).status_code == 200

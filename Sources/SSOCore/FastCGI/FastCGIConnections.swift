@@ -29,6 +29,7 @@ final class FastCGIConnections {
     private var served = 0
     /// When the listening socket last gave a connection (fairness with the kept ones).
     private var listenerServed = 0
+    private var listenerNonBlocking = false
 
     /// Set by SIGTERM (the supervisor's and systemd's stop) and SIGUSR1
     /// (libfcgi's own "finish and exit"): the loop may be waiting in poll()
@@ -71,11 +72,20 @@ final class FastCGIConnections {
     func next() -> FastCGIRequestHandle? {
         served += 1
         if Self.stopRequested != 0 { return nil }
-        // Nothing kept (every responder whose location does not keep
+        // Nothing ever kept (every responder whose location does not keep
         // connections): libfcgi's own blocking accept, with no poll first.
-        guard handles.contains(where: { $0.keptConnection != nil }) else {
+        guard listenerNonBlocking || handles.contains(where: { $0.keptConnection != nil }) else {
             listenerServed = served
             return handles[0]
+        }
+        // From the first kept connection on, the listening socket is
+        // non-blocking and every accept follows a poll: if libfcgi finds a
+        // kept connection unusable it falls back to accept(), which must
+        // then return (EAGAIN) instead of waiting while the other kept
+        // connections bring requests.
+        if !listenerNonBlocking {
+            _ = fcntl(listeningSocket, F_SETFL, fcntl(listeningSocket, F_GETFL) | O_NONBLOCK)
+            listenerNonBlocking = true
         }
         while Self.stopRequested == 0 {
             var entries = pollEntries()

@@ -24,7 +24,9 @@ final class FastCGIRequestHandle {
         pointer.deallocate()
     }
 
-    func accept() -> Bool { FCGX_Accept_r(pointer) >= 0 }
+    /// libfcgi's status: 0 with a request; negative otherwise (`-EAGAIN`:
+    /// the connection it was to accept was gone, see FastCGIConnections).
+    func accept() -> Int32 { FCGX_Accept_r(pointer) }
 
     /// The connection libfcgi kept after a request that asked for it
     /// (FCGI_KEEP_CONN), or nil.
@@ -35,7 +37,21 @@ final class FastCGIRequestHandle {
 
     func dropKeptConnection() { gatehouse_fcgx_drop_kept_connection(pointer) }
 
-    func finish() { FCGX_Finish_r(pointer) }
+    /// Ends the request. The rest of its stdin is read first: on a kept
+    /// connection the next request's records follow it, and libfcgi, which
+    /// never skips what the application left unread, would take a leftover
+    /// body (a POST refused with 405, a body over the limit) for the next
+    /// request's header, drop the connection and wait in accept() while
+    /// requests queue on the others. nginx sends the whole body before the
+    /// answer is read (request buffering), so this never waits on a client.
+    func finish() {
+        if FCGX_HasSeenEOF(pointer.pointee.in) == 0 {
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: 4096) { scratch in
+                while FCGX_GetStr(scratch.baseAddress, Int32(scratch.count), pointer.pointee.in) > 0 {}
+            }
+        }
+        FCGX_Finish_r(pointer)
+    }
 
     /// The request's FastCGI parameters, copied (libfcgi frees them at
     /// `finish()`) in one pass: the `HTTP_*` headers and the few CGI
@@ -103,7 +119,10 @@ public enum FastCGIServer {
         RequestLog.event(endpoint: endpoint, message: "ready, pid \(getpid())")
         while true {
             if RequestLog.hasPending && !connections.requestWaiting() { RequestLog.flush() }
-            guard let handle = connections.next(), handle.accept() else { break }
+            guard let handle = connections.next() else { break }
+            let accepted = handle.accept()
+            if accepted == -EAGAIN || accepted == -EWOULDBLOCK { continue }
+            guard accepted >= 0 else { break }
             let started = DispatchTime.now().uptimeNanoseconds
             let parameters = handle.parameters()
             let (request, bodyTooLarge) = makeRequest(parameters, handle: handle, limit: maximumBodyBytes)
