@@ -162,13 +162,15 @@ ensure_tls() {
 # (fastcgi_keep_conn in their locations): the accept loop drops an idle kept
 # connection as soon as another one waits, so this never stalls, and nginx
 # retries a GET that met a connection closing under it on the next process.
+# 16 idle connections per nginx worker: with fewer, nginx closes and reopens
+# connections under load (2 per worker doubled api-a's p99 in Scripts/bench).
 upstream_block() {
     local name="$1" i
     printf '    upstream %s {\n' "$name"
     for ((i = 0; i < GATEHOUSE_WORKERS; i++)); do
         printf '        server unix:%s/run/%s-%d.sock max_fails=0;\n' "$GATEHOUSE_HOME" "$name" "$i"
     done
-    case "$name" in api-a|api-b|hello-fcgi) printf '        keepalive %d;\n' "$GATEHOUSE_WORKERS" ;; esac
+    case "$name" in api-a|api-b|hello-fcgi) printf '        keepalive 16;\n' ;; esac
     printf '    }\n'
 }
 
