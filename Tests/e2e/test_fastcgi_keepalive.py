@@ -47,6 +47,12 @@ def post_with_body(body, keep=True):
     return b"".join(records + [_record(STDIN, b"")])
 
 
+def assert_hello(client, keep=False, timeout=3):
+    """One hello-world request on `client`, answered within `timeout`."""
+    client.sendall(hello_request(keep=keep))
+    assert b'{"hello":"world"}' in read_answer(client, timeout)
+
+
 def connected(path):
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     client.connect(path)
@@ -72,16 +78,14 @@ def test_a_kept_connection_carries_the_next_request():
     def test(path):
         with connected(path) as client:
             for _ in range(3):
-                client.sendall(hello_request(keep=True))
-                assert b'{"hello":"world"}' in read_answer(client, 5)
+                assert_hello(client, keep=True, timeout=5)
     on_hello(test)
 
 
 def test_without_keep_conn_the_connection_is_closed_after_the_answer():
     def test(path):
         with connected(path) as client:
-            client.sendall(hello_request())
-            assert b'{"hello":"world"}' in read_answer(client, 5)
+            assert_hello(client, timeout=5)
             assert closed_by_peer(client, 5)
     on_hello(test)
 
@@ -95,12 +99,10 @@ def test_an_idle_kept_connection_never_holds_up_another():
             # be answered at once (plain libfcgi would wait for `idle`)...
             with connected(path) as second:
                 started = time.monotonic()
-                second.sendall(hello_request())
-                assert b'{"hello":"world"}' in read_answer(second, 3)
+                assert_hello(second, timeout=3)
                 assert time.monotonic() - started < 2
             # ...and `idle` is still the responder's, with the next request.
-            idle.sendall(hello_request(keep=True))
-            assert b'{"hello":"world"}' in read_answer(idle, 3)
+            assert_hello(idle, keep=True, timeout=3)
     on_hello(test)
 
 
@@ -113,8 +115,7 @@ def test_requests_on_many_kept_connections_are_all_answered():
             # As nginx does: a connection opens with its request.
             for _ in range(70):
                 clients.append(connected(path))
-                clients[-1].sendall(hello_request(keep=True))
-                assert b'{"hello":"world"}' in read_answer(clients[-1], 3)
+                assert_hello(clients[-1], keep=True, timeout=3)
             assert closed_by_peer(clients[0], 3), "the first kept connection made room"
             for client in clients[-60:]:
                 client.sendall(hello_request(keep=True))
@@ -145,11 +146,9 @@ def test_an_unread_body_does_not_spoil_the_kept_connection(size):
         with connected(path) as client:
             client.sendall(post_with_body(b"x" * size))
             assert b'{"hello":"world"}' in read_answer(client, 3)
-            client.sendall(hello_request(keep=True))
-            assert b'{"hello":"world"}' in read_answer(client, 3)
+            assert_hello(client, keep=True, timeout=3)
             with connected(path) as other:
-                other.sendall(hello_request())
-                assert b'{"hello":"world"}' in read_answer(other, 3)
+                assert_hello(other, timeout=3)
     on_hello(test)
 
 
@@ -159,8 +158,7 @@ def test_a_kept_connection_that_closes_does_not_stop_the_responder():
             first.sendall(hello_request(keep=True))
             read_answer(first, 5)
         with connected(path) as second:
-            second.sendall(hello_request(keep=True))
-            assert b'{"hello":"world"}' in read_answer(second, 3)
+            assert_hello(second, keep=True, timeout=3)
     on_hello(test)
 
 

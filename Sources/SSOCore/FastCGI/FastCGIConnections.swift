@@ -90,8 +90,10 @@ final class FastCGIConnections {
         while Self.stopRequested == 0 {
             var entries = pollEntries()
             if poll(&entries, nfds_t(entries.count), -1) < 0 {
-                if errno == EINTR { continue }  // the loop's condition looks at the stop
-                return freeHandle()  // never spin: libfcgi's blocking accept
+                // EINTR: the loop's condition looks at the stop. Anything
+                // else (ENOMEM) is waited out, never spun on.
+                if errno != EINTR { usleep(1000) }
+                continue
             }
             var ready: [(stamp: Int, handle: FastCGIRequestHandle?)] = []
             for entry in entries where entry.revents != 0 {
