@@ -243,3 +243,18 @@ def test_posts_with_bodies_then_gets_on_the_same_kept_connections(stack, bearer,
                             timeout=10)
         assert refused.status_code == 405
         assert http.get(stack.api_a + "/api/data", headers={"Authorization": bearer}, timeout=5).status_code == 200
+
+
+def test_a_kept_connections_request_is_logged_once_nothing_waits(stack, bearer, http):
+    """The request log holds lines only while another request is ready:
+    with nothing waiting, a call on a kept connection is in api-a's log at
+    once, before the process waits for the next."""
+    response = http.get(stack.api_a + "/api/data", headers={"Authorization": bearer}, timeout=5)
+    request_id = response.headers["X-Request-Id"]
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        with open(os.path.join(stack.home, "log", "api-a.log"), encoding="utf-8") as handle:
+            if any(f'"request_id":"{request_id}"' in line for line in handle):
+                return
+        time.sleep(0.05)
+    pytest.fail(f"no api-a log line for {request_id} while the process waits")

@@ -59,22 +59,23 @@ final class FastCGIConnections {
         handles = [FastCGIRequestHandle(listeningSocket: listeningSocket)]
     }
 
-    /// Whether a request is ready now, on a kept connection or as a new
-    /// connection (then the request log can wait for the next request).
-    func requestWaiting() -> Bool {
-        var entries = pollEntries()
-        return poll(&entries, nfds_t(entries.count), 0) > 0
-    }
-
     /// The handle whose `accept()` takes the next request without waiting
     /// on an idle connection: a kept connection with a request, or one free
     /// for the next new connection; nil once the process is asked to stop.
-    func next() -> FastCGIRequestHandle? {
+    /// `beforeWaiting` (the request log's flush) runs only if no request
+    /// is ready yet, found by the same poll that picks the connection.
+    func next(beforeWaiting: (() -> Void)? = nil) -> FastCGIRequestHandle? {
         served += 1
         if Self.stopRequested != 0 { return nil }
+        var beforeWaiting = beforeWaiting
         // Nothing ever kept (every responder whose location does not keep
-        // connections): libfcgi's own blocking accept, with no poll first.
+        // connections): libfcgi's own blocking accept, with no poll first
+        // unless there is something to do before it waits.
         guard listenerNonBlocking || handles.contains(where: { $0.keptConnection != nil }) else {
+            if let work = beforeWaiting {
+                var listener = pollfd(fd: listeningSocket, events: Int16(POLLIN), revents: 0)
+                if poll(&listener, 1, 0) <= 0 { work() }
+            }
             listenerServed = served
             return handles[0]
         }
@@ -89,10 +90,16 @@ final class FastCGIConnections {
         }
         while Self.stopRequested == 0 {
             var entries = pollEntries()
-            if poll(&entries, nfds_t(entries.count), -1) < 0 {
+            let found = poll(&entries, nfds_t(entries.count), beforeWaiting == nil ? -1 : 0)
+            if found < 0 {
                 // EINTR: the loop's condition looks at the stop. Anything
                 // else (ENOMEM) is waited out, never spun on.
                 if errno != EINTR { usleep(1000) }
+                continue
+            }
+            if found == 0, let work = beforeWaiting {
+                work()
+                beforeWaiting = nil  // and now wait
                 continue
             }
             var ready: [(stamp: Int, handle: FastCGIRequestHandle?)] = []

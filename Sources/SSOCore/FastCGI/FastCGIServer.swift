@@ -118,8 +118,7 @@ public enum FastCGIServer {
         let connections = FastCGIConnections(listeningSocket: 0)
         RequestLog.event(endpoint: endpoint, message: "ready, pid \(getpid())")
         while true {
-            if RequestLog.hasPending && !connections.requestWaiting() { RequestLog.flush() }
-            guard let handle = connections.next() else { break }
+            guard let handle = connections.next(beforeWaiting: RequestLog.hasPending ? RequestLog.flush : nil) else { break }
             let accepted = handle.accept()
             if accepted == -EAGAIN || accepted == -EWOULDBLOCK { continue }
             guard accepted >= 0 else { break }
