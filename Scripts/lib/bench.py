@@ -231,9 +231,15 @@ def main():
             return
         rows = request_paths(stack, seconds, connections, threads, bearer)
         rows += metrics_cost(stack, start_stack, seconds, connections, threads, wrk)
-        bound = openssl_sign_rate(max(3, seconds // 2), 2) / 2  # two signatures per reply: access and ID token
+        # The signing bound as issue 17 defines it: one process's RSA-2048
+        # signing rate over the two signatures of every reply (access and ID
+        # token). Both cores' rate is shown beside it: on two cores shared
+        # with wrk and nginx no server reaches it.
+        bound = openssl_sign_rate(max(3, seconds // 2), 1) / 2
+        both_cores = openssl_sign_rate(max(3, seconds // 2), 2) / 2
         login_bound = scrypt_rate(max(3, seconds // 2), 2)
-        rows.append(("openssl speed rsa2048 ÷ 2 signatures (reference)", {"rps": bound}, None, None))
+        rows.append(("openssl speed rsa2048, one process, ÷ 2 signatures (reference)", {"rps": bound}, None, None))
+        rows.append(("openssl speed -multi 2 rsa2048 ÷ 2 signatures", {"rps": both_cores}, None, None))
         rows.append(("bare scrypt ln=13 r=8 p=10, both cores (reference)", {"rps": login_bound}, None, None))
         rows += token_paths(stack, http, app, seconds, connections, threads, bound, login_bound)
         resources = resources_table(stack)
