@@ -20,6 +20,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.readinessProbes,
         IssuerMigrations.passkeys,
         IssuerMigrations.sessionOrigins,
+        IssuerMigrations.settingsChanges,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

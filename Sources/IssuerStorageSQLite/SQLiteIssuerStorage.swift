@@ -13,6 +13,9 @@ public final class SQLiteIssuerStorage: IssuerStorage {
     public let database: SQLiteDatabase
     let stores: SQLiteStores
     private var writing = false
+    /// changeMarker's last read, and the data_version it was read at.
+    private var settingsGeneration: Int64?
+    private var settingsReadAt: Int64?
 
     public init(database: SQLiteDatabase, keysDirectory: String) {
         self.database = database
@@ -33,8 +36,19 @@ public final class SQLiteIssuerStorage: IssuerStorage {
         return try database.transaction { try body(stores.writes) }
     }
 
-    /// PRAGMA data_version: moves whenever another connection commits.
-    public func changeMarker() throws -> Int64 { try database.dataVersion() }
+    /// `issuer_changes.generation` (IssuerMigration13), read again only
+    /// when PRAGMA data_version says another connection has committed
+    /// something since the last read: a refresh committed by another
+    /// responder costs one more small read here, not a reload of every
+    /// cache. This connection's own commits move neither, as before; the
+    /// caches drop what this process writes themselves.
+    public func changeMarker() throws -> Int64 {
+        let version = try database.dataVersion()
+        if let settings = settingsGeneration, version == settingsReadAt { return settings }
+        let generation = try database.queryOne("SELECT generation FROM issuer_changes WHERE id = 1")?.int(0) ?? 0
+        (settingsGeneration, settingsReadAt) = (generation, version)
+        return generation
+    }
 
     public var maintenance: any StorageMaintenance { SQLiteMaintenance(database: database, keysDirectory: stores.keysDirectory) }
 }
