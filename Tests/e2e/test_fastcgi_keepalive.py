@@ -90,6 +90,35 @@ def test_without_keep_conn_the_connection_is_closed_after_the_answer():
     on_hello(test)
 
 
+def test_a_closed_request_never_waits_for_the_other_side_to_close():
+    """libfcgi's lingering close waits up to 2 s for the web server to close
+    its end of a connection that carried one request; the accept loop closes
+    at once when the request was read to its end, so a connection left open
+    by its client does not hold up the next one."""
+    def test(path):
+        with connected(path) as lingering:
+            assert_hello(lingering, timeout=5)
+            assert closed_by_peer(lingering, 1), "closed by the responder while still open here"
+            with connected(path) as next_one:
+                started = time.monotonic()
+                assert_hello(next_one, timeout=5)
+                assert time.monotonic() - started < 0.5, "the next connection waited for the first to be closed"
+    on_hello(test)
+
+
+@pytest.mark.parametrize("size", [10, 20_000])
+def test_a_closed_request_with_an_unread_body_gets_its_whole_answer(size):
+    """A body the responder never reads is drained before the close, so the
+    close never resets the connection under its answer."""
+    def test(path):
+        for _ in range(3):
+            with connected(path) as client:
+                client.sendall(post_with_body(b"x" * size, keep=False))
+                assert b'{"hello":"world"}' in read_answer(client, 3)
+                assert closed_by_peer(client, 3)
+    on_hello(test)
+
+
 def test_an_idle_kept_connection_never_holds_up_another():
     def test(path):
         with connected(path) as idle:
