@@ -159,9 +159,10 @@ ensure_tls() {
 
 # Lines `server unix:...;` for one responder's pool. The resource servers'
 # pools (GET only) keep their FastCGI connections open between requests
-# (fastcgi_keep_conn in their locations): the accept loop drops an idle kept
-# connection as soon as another one waits, so this never stalls, and nginx
-# retries a GET that met a connection closing under it on the next process.
+# (fastcgi_keep_conn in their locations): the accept loop waits on every
+# kept connection and the listening socket at once, so an idle one never
+# stalls another, and nginx retries a GET that met a connection closing
+# under it on the next process.
 # 16 idle connections per nginx worker: with fewer, nginx closes and reopens
 # connections under load (2 per worker doubled api-a's p99 in Scripts/bench).
 upstream_block() {
