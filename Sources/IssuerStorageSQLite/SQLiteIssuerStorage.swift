@@ -14,8 +14,7 @@ public final class SQLiteIssuerStorage: IssuerStorage {
     let stores: SQLiteStores
     private var writing = false
     /// changeMarker's last read, and the data_version it was read at.
-    private var settingsGeneration: Int64?
-    private var settingsReadAt: Int64?
+    private var settingsSeen: (generation: Int64, dataVersion: Int64)?
 
     public init(database: SQLiteDatabase, keysDirectory: String) {
         self.database = database
@@ -44,9 +43,9 @@ public final class SQLiteIssuerStorage: IssuerStorage {
     /// caches drop what this process writes themselves.
     public func changeMarker() throws -> Int64 {
         let version = try database.dataVersion()
-        if let settings = settingsGeneration, version == settingsReadAt { return settings }
+        if let seen = settingsSeen, seen.dataVersion == version { return seen.generation }
         let generation = try database.queryOne("SELECT generation FROM issuer_changes WHERE id = 1")?.int(0) ?? 0
-        (settingsGeneration, settingsReadAt) = (generation, version)
+        settingsSeen = (generation, version)
         return generation
     }
 
