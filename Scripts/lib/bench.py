@@ -20,6 +20,7 @@ from bench_physical import PhysicalReferences  # noqa: E402
 from bench_references import openssl_sign_rate, scrypt_rate  # noqa: E402
 from bench_report import chart, print_table, resources_table  # noqa: E402
 from bench_scale import fill_database, sweep  # noqa: E402
+from bench_wellknown import wellknown_ceiling  # noqa: E402
 from oidc_flow import SCOPE, App  # noqa: E402
 from callgrind_profile import REQUESTS, print_profile, profile  # noqa: E402
 from stack import DEMO_PASSWORD, Stack  # noqa: E402
@@ -204,6 +205,9 @@ def main():
                              f"({', '.join(sorted(REQUESTS))})")
     parser.add_argument("--metrics-cost", action="store_true",
                         help="instead: /api/data counted for /metrics against a stack with GATEHOUSE_METRICS=off")
+    parser.add_argument("--wellknown-ceiling", action="store_true",
+                        help="instead: the JWKS as served against the same body held in nginx's memory and "
+                             "against nginx `return 200`, with nginx's and wrk's CPU per request")
     parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite",
                         help="postgresql: instead, the writing grants on SQLite and then on a private PostgreSQL "
                              "cluster, compared (with --scale, refresh again after a 1M-token fill)")
@@ -228,6 +232,11 @@ def main():
             return
         if options.metrics_cost:
             report(metrics_cost(stack, start_stack, seconds, connections, threads, wrk), [], options, threads, connections, seconds)
+            return
+        if options.wellknown_ceiling:
+            with PhysicalReferences(stack) as physical:
+                rows = wellknown_ceiling(stack, physical, seconds, connections, threads, wrk)
+            report(rows, [], options, threads, connections, seconds)
             return
         rows = request_paths(stack, seconds, connections, threads, bearer)
         rows += metrics_cost(stack, start_stack, seconds, connections, threads, wrk)
