@@ -106,7 +106,7 @@ set title "Gatehouse: each endpoint's throughput as a share of its physical refe
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set yrange [0:1.25]
+set yrange [0:{max([1.25] + [float(line.split()[-4]) * 1.1 for line in lines]):.2f}]
 set ylabel "ratio to reference (1.0 = the reference's req/s)"
 set xtics rotate by -30 left
 set key top right
