@@ -37,9 +37,14 @@ public final class SQLiteDPoPReplayCache: DPoPReplayCache {
     private let database: SQLiteDatabase
     private var claimsUntilSweep = 0
 
-    public init(database: SQLiteDatabase) throws {
+    /// `syncsCheckpoints: false` (what `DPoPReplayCacheBoot.prepare` allows)
+    /// leaves flushing the file to the kernel: a claim is then a write into
+    /// the page cache, and a checkpoint no longer stalls the request that
+    /// triggers it on two flushes to disk.
+    public init(database: SQLiteDatabase, syncsCheckpoints: Bool = true) throws {
         self.database = database
         try Migrator.migrate(database, component: "dpop-replay", migrations: Self.migrations)
+        if !syncsCheckpoints { try database.execute("PRAGMA synchronous = OFF") }
     }
 
     /// One statement decides the winner: the insert of a new hash, or the
@@ -66,6 +71,11 @@ public final class SQLiteDPoPReplayCache: DPoPReplayCache {
             DELETE FROM dpop_proof_jtis WHERE proof_hash IN
                 (SELECT proof_hash FROM dpop_proof_jtis WHERE expires_at <= ? LIMIT ?)
             """, [.integer(now), .integer(Int64(Self.sweepBatch))])
+    }
+
+    /// The connection's `PRAGMA synchronous` (0 OFF, 1 NORMAL), for tests.
+    var synchronousMode: Int64 {
+        get throws { try database.queryOne("PRAGMA synchronous")?.int(0) ?? -1 }
     }
 
     func count() throws -> Int64 {

@@ -34,7 +34,9 @@ public enum ResourceServerSetup {
     /// the API, so api-a's nonce is no good at api-b: RFC 9449 §9, "a nonce
     /// issued by any of them should be used only at the issuing server").
     public static func dpopGuard(config: GatehouseConfig, policy: AccessTokenPolicy, path: String) throws -> DPoPResourceGuard {
-        let replayCache = try SQLiteDPoPReplayCache(database: SQLiteDatabase(path: dpopReplayDatabasePath(config: config)))
+        let replayPath = dpopReplayDatabasePath(config: config)
+        let unsynced = try DPoPReplayCacheBoot.prepare(path: replayPath)
+        let replayCache = try SQLiteDPoPReplayCache(database: SQLiteDatabase(path: replayPath), syncsCheckpoints: !unsynced)
         let nonces = try config.apiDPoPNonces
             ? DPoPNonces(key: SecretKeyFile.loadOrCreate(path: dpopNonceKeyPath(config: config)),
                          purpose: "gatehouse resource server DPoP nonce " + policy.audience)

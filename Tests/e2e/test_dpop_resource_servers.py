@@ -10,6 +10,7 @@ import hashlib
 import http.client
 import json
 import os
+import signal
 import sqlite3
 import ssl
 import stat
@@ -140,6 +141,43 @@ def test_proof_jtis_are_kept_as_hashes_in_a_file_of_their_own(stack, http):
     assert rows and all(len(proof_hash) == 32 for proof_hash, _ in rows)
     assert not any(jti.encode() in proof_hash for proof_hash, _ in rows)
     assert max(expires for _, expires in rows) <= int(time.time()) + 180 + 5  # the replay window, no longer
+
+
+def test_the_replay_cache_belongs_to_the_boot_that_wrote_it(stack, http):
+    """The cache commits without syncing, so it records the kernel's boot
+    id beside it; API processes that start in another boot (after a crash
+    may have torn the file) begin with an empty cache."""
+    phone = Phone()
+    token = bound_token(stack, phone)
+    proof = phone.proof(data_url(stack), token)
+    assert get_a(http, stack, token, proof).status_code == 200
+    path = os.path.join(stack.home, "dpop-proofs.sqlite")
+    with open("/proc/sys/kernel/random/boot_id") as kernel, open(path + ".boot") as recorded:
+        assert recorded.read() == kernel.read()
+    assert stat.S_IMODE(os.stat(path + ".boot").st_mode) == 0o600
+    assert_bad_proof(stack, get_a(http, stack, token, proof), REPLAYED)
+
+    # As after a reboot: another boot on record, and every API process new.
+    with open(path + ".boot", "w") as handle:
+        handle.write("another-boot\n")
+    names = sorted(name[:-4] for name in os.listdir(os.path.join(stack.home, "run", "pids"))
+                   if name.startswith(("api-a-", "api-b-")) and name.endswith(".pid"))
+    old = {name: stack.pid(name) for name in names}
+    for pid in old.values():
+        os.kill(pid, signal.SIGKILL)
+    def restarted(name):
+        try:
+            return stack.pid(name) != old[name]
+        except (FileNotFoundError, ValueError):  # the supervisor is writing it
+            return False
+    deadline = time.time() + 15
+    while not all(restarted(name) for name in names):
+        assert time.time() < deadline, "the supervisor did not restart the API processes"
+        time.sleep(0.1)
+    assert get_a(http, stack, token, proof).status_code == 200, "the new boot's cache starts empty"
+    with open("/proc/sys/kernel/random/boot_id") as kernel, open(path + ".boot") as recorded:
+        assert recorded.read() == kernel.read()
+    assert_bad_proof(stack, get_a(http, stack, token, proof), REPLAYED)
 
 
 # --- the scheme and the binding ------------------------------------------------------
