@@ -49,8 +49,10 @@ public enum DPoPReplayCacheBoot {
             .map { String(decoding: $0, as: UTF8.self).trimmingASCIIWhitespace(newlines: true) }
         if recorded == bootID { return true }
         if recorded != nil {
-            for suffix in ["", "-wal", "-shm"] where unlink(path + suffix) != 0 && errno != ENOENT {
-                throw DPoPReplayCacheBootError("cannot remove \(path)\(suffix): errno \(errno)")
+            for suffix in ["", "-wal", "-shm"] {
+                guard unlink(path + suffix) == 0 || errno == ENOENT else {
+                    throw DPoPReplayCacheBootError("cannot remove \(path)\(suffix): errno \(errno)")
+                }
             }
         }
         try record(bootID, at: path + ".boot")
@@ -73,7 +75,8 @@ public enum DPoPReplayCacheBoot {
             unlink(temporary)
             throw DPoPReplayCacheBootError("cannot write \(path): errno \(errno)")
         }
-        let folder = open(parentDirectory(of: path).isEmpty ? "." : parentDirectory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let parent = parentDirectory(of: path)
+        let folder = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard folder >= 0 else { throw DPoPReplayCacheBootError("cannot open the folder of \(path): errno \(errno)") }
         defer { close(folder) }
         guard fsync(folder) == 0 else { throw DPoPReplayCacheBootError("cannot sync the folder of \(path): errno \(errno)") }
