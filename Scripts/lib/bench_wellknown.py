@@ -42,7 +42,7 @@ def _measured(url, seconds, connections, threads, wrk, nginx_master):
     before, wrk_before = _cpu_seconds(workers), resource.getrusage(resource.RUSAGE_CHILDREN)
     result = wrk(url, seconds, connections, threads)
     after, wrk_after = _cpu_seconds(workers), resource.getrusage(resource.RUSAGE_CHILDREN)
-    requests = result["rps"] * seconds
+    requests = result["requests"]  # wrk's own count, over the time it really ran
     wrk_seconds = (wrk_after.ru_utime + wrk_after.ru_stime) - (wrk_before.ru_utime + wrk_before.ru_stime)
     result["nginx_us"] = (after - before) / requests * 1e6
     result["wrk_us"] = wrk_seconds / requests * 1e6
