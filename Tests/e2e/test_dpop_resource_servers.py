@@ -152,8 +152,11 @@ def test_the_replay_cache_belongs_to_the_boot_that_wrote_it(stack, http):
     proof = phone.proof(data_url(stack), token)
     assert get_a(http, stack, token, proof).status_code == 200
     path = os.path.join(stack.home, "dpop-proofs.sqlite")
-    with open("/proc/sys/kernel/random/boot_id") as kernel, open(path + ".boot") as recorded:
-        assert recorded.read() == kernel.read()
+
+    def assert_this_boot_recorded():
+        with open("/proc/sys/kernel/random/boot_id") as kernel, open(path + ".boot") as recorded:
+            assert recorded.read() == kernel.read()
+    assert_this_boot_recorded()
     assert stat.S_IMODE(os.stat(path + ".boot").st_mode) == 0o600
     assert_bad_proof(stack, get_a(http, stack, token, proof), REPLAYED)
 
@@ -165,6 +168,7 @@ def test_the_replay_cache_belongs_to_the_boot_that_wrote_it(stack, http):
     old = {name: stack.pid(name) for name in names}
     for pid in old.values():
         os.kill(pid, signal.SIGKILL)
+
     def restarted(name):
         try:
             return stack.pid(name) != old[name]
@@ -182,8 +186,7 @@ def test_the_replay_cache_belongs_to_the_boot_that_wrote_it(stack, http):
             assert time.time() < deadline, "the restarted API processes do not answer"
             answered = answered + 1 if http.get(origin + endpoint).status_code == 401 else 0
     assert get_a(http, stack, token, proof).status_code == 200, "the new boot's cache starts empty"
-    with open("/proc/sys/kernel/random/boot_id") as kernel, open(path + ".boot") as recorded:
-        assert recorded.read() == kernel.read()
+    assert_this_boot_recorded()
     assert_bad_proof(stack, get_a(http, stack, token, proof), REPLAYED)
 
 
