@@ -206,8 +206,8 @@ def main():
     parser.add_argument("--metrics-cost", action="store_true",
                         help="instead: /api/data counted for /metrics against a stack with GATEHOUSE_METRICS=off")
     parser.add_argument("--wellknown-ceiling", action="store_true",
-                        help="instead: the JWKS as served against the same body held in nginx's memory and "
-                             "against nginx `return 200`, with nginx's and wrk's CPU per request")
+                        help="instead: the JWKS as served against the same body held in nginx's memory, in a file nginx keeps open, "
+                             "and against nginx `return 200`, with nginx's and wrk's CPU per request")
     parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite",
                         help="postgresql: instead, the writing grants on SQLite and then on a private PostgreSQL "
                              "cluster, compared (with --scale, refresh again after a 1M-token fill)")
