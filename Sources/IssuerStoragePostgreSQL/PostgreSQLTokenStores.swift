@@ -88,17 +88,37 @@ final class PostgreSQLRefreshTokenStore: RefreshTokenStore {
     }
 
     func revokeFamily(_ familyID: String, at now: Int64) throws {
-        try connection.execute("UPDATE refresh_tokens SET revoked_at = $1 WHERE family_id = $2 AND revoked_at IS NULL",
-                               [.integer(now), .text(familyID)])
+        try revokeUntilNoneLive(where: "family_id", .text(familyID), at: now)
     }
 
     func revokeAll(sid: String, at now: Int64) throws {
-        try connection.execute("UPDATE refresh_tokens SET revoked_at = $1 WHERE sid = $2 AND revoked_at IS NULL", [.integer(now), .text(sid)])
+        try revokeUntilNoneLive(where: "sid", .text(sid), at: now)
     }
 
     func revokeAll(userID: Int64, at now: Int64) throws {
-        try connection.execute("UPDATE refresh_tokens SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
-                               [.integer(now), .integer(userID)])
+        try revokeUntilNoneLive(where: "user_id", .integer(userID), at: now)
+    }
+
+    /// At most this many passes; each further one needs a rotation of the
+    /// same tokens to commit in between, which takes a client a round trip.
+    static let revocationPasses = 16
+
+    /// Under READ COMMITTED an UPDATE sees the rows committed when it began;
+    /// for a row a rotation holds (its claim) it waits for the commit and
+    /// re-reads that row alone, so the successor the rotation inserted is
+    /// not among the rows it revokes, and would live on. So the UPDATE runs
+    /// again, each time over what is committed by then, until it finds no
+    /// live token left: then no rotation of them was in flight either (its
+    /// claimed token would have been live), and none can start, as every
+    /// token is revoked. SQLite needs none of this: its writes take turns.
+    func revokeUntilNoneLive(where column: String, _ value: PostgreSQLValue, at now: Int64) throws {
+        for _ in 0..<Self.revocationPasses {
+            let revoked = try connection.execute("UPDATE refresh_tokens SET revoked_at = $1 WHERE \(column) = $2 AND revoked_at IS NULL",
+                                                 [.integer(now), value])
+            if revoked == 0 { return }
+        }
+        // 40001: the client is told to retry (503); the unit rolls back.
+        throw PostgreSQLError(sqlState: "40001", message: "refresh tokens kept rotating while being revoked")
     }
 
     /// Indexed on user_id.

@@ -52,6 +52,58 @@ final class ConcurrencyConformanceTests: ConformanceTestCase {
         }
     }
 
+    /// A revocation that meets a rotation in flight waits for it, and must
+    /// then revoke the successor that rotation commits too: under
+    /// PostgreSQL's READ COMMITTED a single UPDATE missed it (the row was
+    /// inserted after the UPDATE began), and the thief's token lived on.
+    /// Checked for each revocation: reuse of the family, a session's end,
+    /// a user's sign-out everywhere.
+    func testARevocationThatWaitsForARotationRevokesTheSuccessorToo() throws {
+        let revocations: [(String, (any IssuerWrites) throws -> Void)] = [
+            ("family", { try $0.refreshTokens.revokeFamily("fam", at: 11) }),
+            ("session", { try $0.refreshTokens.revokeAll(sid: "sid", at: 11) }),
+        ]
+        for (name, revoke) in revocations {
+            try eachBackend { backend in
+                let userID = try TokenStoreConformanceTests.liveSession(backend.storage)
+                try backend.storage.write { try $0.refreshTokens.insert(tokenHash: [1], TokenStoreConformanceTests.refresh(userID: userID), createdAt: 1) }
+                try assertRevokesTheSuccessor(backend, userID: userID, "\(backend.name), \(name)", revoke)
+            }
+        }
+        try eachBackend { backend in
+            let userID = try TokenStoreConformanceTests.liveSession(backend.storage)
+            try backend.storage.write { try $0.refreshTokens.insert(tokenHash: [1], TokenStoreConformanceTests.refresh(userID: userID), createdAt: 1) }
+            try assertRevokesTheSuccessor(backend, userID: userID, "\(backend.name), user") { try $0.refreshTokens.revokeAll(userID: userID, at: 11) }
+        }
+    }
+
+    /// Token [1] is claimed and its successor [2] inserted on one connection,
+    /// which holds its unit open while `revoke` starts on another.
+    func assertRevokesTheSuccessor(_ backend: TestBackend, userID: Int64, _ label: String,
+                                   _ revoke: @escaping (any IssuerWrites) throws -> Void) throws {
+        let (rotating, revoking) = (try backend.another(), try backend.another())
+        let inserted = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+        let rotation = Locked<Result<Bool, Error>?>(nil)
+        Thread.detachNewThread {
+            let result = Result { try rotating.write { tx -> Bool in
+                let claimed = try tx.refreshTokens.claim([1], clientID: "app", successor: RefreshTokenSuccessor(tokenHash: [2], sealed: nil), now: 10)
+                try tx.refreshTokens.insert(tokenHash: [2], TokenStoreConformanceTests.refresh(userID: userID), createdAt: 10)
+                inserted.signal()
+                Thread.sleep(forTimeInterval: 0.4)  // the revocation starts meanwhile, and waits
+                return claimed != nil
+            } }
+            rotation.update { $0 = result }
+            finished.signal()
+        }
+        inserted.wait()
+        try revoking.write(revoke)
+        finished.wait()
+        XCTAssertEqual(try rotation.value?.get(), true, "\(label): the rotation claimed the token")
+        for hash: [UInt8] in [[1], [2]] {
+            XCTAssertNotNil(try backend.storage.read.refreshTokens.details(tokenHash: hash)?.revokedAt, "\(label): token \(hash) revoked")
+        }
+    }
+
     func testConcurrentAttemptsAreAdmittedNoMoreThanTheLimit() throws {
         let policy = ThrottlePolicy(maximumFailures: 5, window: 900, firstLockDuration: 60, longestLockDuration: 3600)
         try eachBackend { backend in
