@@ -32,9 +32,13 @@ public enum ServerA {
 
     /// What a body depends on: the rows of an email, or none for a token
     /// without one (then `user` is its subject).
+    /// By bytes: Swift's `String` equality is Unicode's canonical
+    /// equivalence, so "é" as one scalar and "e" with a combining accent
+    /// would share a key (and one user get the other's body), while the
+    /// issuer and the database tell them apart byte by byte.
     enum BodyKey: Hashable {
-        case email(String)
-        case subject(String)
+        case email([UInt8])
+        case subject([UInt8])
     }
 
     /// `user` is the token's `email` (its `sub` when the token has none);
@@ -44,7 +48,7 @@ public enum ServerA {
         let bodies = EncodedBodyCache<BodyKey>(version: store.dataVersion)
         return ProtectedAPIResponder(path: path, validator: AccessTokenValidator(policy: policy, keys: keys), dpop: dpop,
                                      clock: clock) { claims in
-            let key = claims.email.map(BodyKey.email) ?? .subject(claims.subject)
+            let key = claims.email.map { BodyKey.email(Array($0.utf8)) } ?? .subject(Array(claims.subject.utf8))
             let body = try bodies.body(for: key) {
                 let items = try claims.email.map { try store.items(forEmail: $0) } ?? []
                 return try JSON.encode(Payload(data: items, user: claims.email ?? claims.subject, source: "ServerA"))

@@ -32,11 +32,12 @@ public enum ServerB {
     /// The records are the rows of the token's `email` (none without one).
     public static func responder(policy: AccessTokenPolicy, keys: JWKSCache, store: ServerBRecordStore, dpop: DPoPResourceGuard,
                                  clock: @escaping () -> Int = { Int(time(nil)) }) -> ProtectedAPIResponder {
-        // Keyed by email; "" stands for a token without one (no records).
-        let bodies = EncodedBodyCache<String>(version: store.dataVersion)
+        // Keyed by the email's bytes (as ServerA's BodyKey, not by `String`,
+        // whose equality is Unicode's); no bytes stand for a token without one.
+        let bodies = EncodedBodyCache<[UInt8]>(version: store.dataVersion)
         return ProtectedAPIResponder(path: path, validator: AccessTokenValidator(policy: policy, keys: keys), dpop: dpop,
                                      clock: clock) { claims in
-            let body = try bodies.body(for: claims.email ?? "") {
+            let body = try bodies.body(for: Array((claims.email ?? "").utf8)) {
                 let records = try claims.email.map { try store.records(forEmail: $0) } ?? []
                 return try JSON.encode(Payload(records: records, source: "ServerB"))
             }

@@ -85,6 +85,25 @@ final class ResourceResponderTests: XCTestCase {
         XCTAssertEqual((json(get(serverA, authorization: "Bearer " + sqlish))["data"] as? [Any])?.count, 0)
     }
 
+    /// Swift's `String` equality is Unicode's canonical equivalence; the
+    /// issuer and the database tell "é" from "e" + U+0301 by their bytes,
+    /// so the cached body of one must never answer the other.
+    func testCanonicallyEquivalentEmailsAreDifferentUsersInTheBodyCache() throws {
+        let composed = "jos\u{E9}@example.com", decomposed = "jose\u{301}@example.com"
+        XCTAssertEqual(composed, decomposed, "Swift compares them as equal")
+        try database.execute("INSERT INTO api_a_items (email, title, detail) VALUES (?, 'Secret', 'Row')", [.text(composed)])
+        try database.execute("INSERT INTO api_b_records (email, label, amount_cents, currency) VALUES (?, 'Secret', 1, 'EUR')",
+                             [.text(composed)])
+        let owner = "Bearer " + TokenFactory.token(claims: TokenFactory.changing("email", to: .string(composed)))
+        let other = "Bearer " + TokenFactory.token(claims: TokenFactory.changing("email", to: .string(decomposed)))
+        XCTAssertEqual((json(get(serverA, authorization: owner))["data"] as? [Any])?.count, 1)
+        XCTAssertEqual((json(get(serverB, authorization: owner))["records"] as? [Any])?.count, 1)
+        let body = json(get(serverA, authorization: other))
+        XCTAssertEqual((body["user"] as? String).map { Array($0.utf8) }, Array(decomposed.utf8))
+        XCTAssertEqual((body["data"] as? [Any])?.count, 0)
+        XCTAssertEqual((json(get(serverB, authorization: other))["records"] as? [Any])?.count, 0)
+    }
+
     func testACommitByAnotherProcessShowsInTheNextResponse() throws {
         let token = "Bearer " + TokenFactory.issuerToken()
         XCTAssertEqual((json(get(serverA, authorization: token))["data"] as? [Any])?.count, 3)
