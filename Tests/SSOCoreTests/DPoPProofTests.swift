@@ -66,6 +66,12 @@ final class DPoPProofTests: XCTestCase {
         assertRefused(try proof(header: header, claims: with(["htm": "GET"], in: claims), key: key), .wrongMethod)
         assertRefused(try proof(header: header, claims: with(["htu": "https://other.example/token"], in: claims), key: key), .wrongURI)
         assertRefused(try proof(header: header, claims: with(["htu": "https://issuer.example/token/"], in: claims), key: key), .wrongURI)
+        // Bytes, not Unicode: "\u{212A}" (KELVIN SIGN) lower-cases to "k" and
+        // equals "K" to Swift's `==`; no host, method or hash is spelled so.
+        assertRefused(try proof(header: header, claims: with(["htu": "https://issuer.example/to\u{212A}en"], in: claims), key: key), .wrongURI,
+                      for: DPoPRequest(method: "POST", uri: "https://issuer.example/toKen"))
+        assertRefused(try proof(header: header, claims: with(["htu": "https://\u{212A}.example/token"], in: claims), key: key), .wrongURI,
+                      for: DPoPRequest(method: "POST", uri: "https://k.example/token"))
         assertRefused(try proof(header: header, claims: with(["iat": now - 121], in: claims), key: key), .stale)
         assertRefused(try proof(header: header, claims: with(["iat": now + 61], in: claims), key: key), .stale)
         assertRefused(try proof(header: header, claims: with(["jti": nil], in: claims), key: key), .malformed)
@@ -77,6 +83,11 @@ final class DPoPProofTests: XCTestCase {
         assertRefused(try proof(header: header, claims: claims, key: key), .missingAccessTokenHash, for: resource)
         assertRefused(try proof(header: header, claims: with(["ath": DPoPProof.accessTokenHash("another")], in: claims), key: key),
                       .wrongAccessTokenHash, for: resource)
+        // A token whose hash has a "K" in it, and that hash with the KELVIN SIGN.
+        let token = try XCTUnwrap((0..<100).map { "token-\($0)" }.first { DPoPProof.accessTokenHash($0).contains("K") })
+        let kelvin = DPoPProof.accessTokenHash(token).replacingOccurrences(of: "K", with: "\u{212A}")
+        assertRefused(try proof(header: header, claims: with(["ath": kelvin], in: claims), key: key), .wrongAccessTokenHash,
+                      for: DPoPRequest(method: "POST", uri: "https://issuer.example/token", accessToken: token))
         XCTAssertNoThrow(try DPoPProof.verify(try proof(header: header, claims: with(["ath": DPoPProof.accessTokenHash("the-token")],
                                                                                        in: claims), key: key), for: resource, now: now))
     }

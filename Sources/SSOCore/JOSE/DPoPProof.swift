@@ -127,11 +127,11 @@ public enum DPoPProof {
         let signingInput = Array(bytes[parts[0].startIndex..<parts[1].endIndex])
         guard key.verify(signature: signature, message: signingInput) else { throw DPoPError(.badSignature, "\(alg) signature does not verify") }
         // Check 8: "the htm claim matches the HTTP method of the current request".
-        guard htm == request.method else { throw DPoPError(.wrongMethod, "htm \(htm.prefix(16)) for \(request.method)") }
+        guard htm.bytesEqual(request.method) else { throw DPoPError(.wrongMethod, "htm \(htm.prefix(16)) for \(request.method)") }
         // Check 9: "the htu claim matches the HTTP URI value for the HTTP
         // request in which the JWT was received, ignoring any query and
         // fragment parts"; compared after RFC 3986 §6.2.2-6.2.3 normalization.
-        guard let presented = normalizedURI(htu), presented == normalizedURI(request.uri) else {
+        guard let presented = normalizedURI(htu), let expected = normalizedURI(request.uri), presented.bytesEqual(expected) else {
             throw DPoPError(.wrongURI, "htu does not name \(request.uri)")
         }
         // Check 11: "the creation time of the JWT ... is within an acceptable window".
@@ -142,7 +142,7 @@ public enum DPoPProof {
         // Check 12 (§7): "the value of the ath claim equals the hash of that access token".
         if let accessToken = request.accessToken {
             guard let ath = claims.ath else { throw DPoPError(.missingAccessTokenHash, "no ath with an access token") }
-            guard ath == accessTokenHash(accessToken) else { throw DPoPError(.wrongAccessTokenHash, "ath does not hash this access token") }
+            guard ath.bytesEqual(accessTokenHash(accessToken)) else { throw DPoPError(.wrongAccessTokenHash, "ath does not hash this access token") }
         }
         return VerifiedDPoPProof(jkt: thumbprint, jti: jti, issuedAt: issuedAt, nonce: claims.nonce)
     }
@@ -186,18 +186,18 @@ public enum DPoPProof {
 
     static func thumbprint(_ canonical: String) -> String { Base64URL.encode(SHA256.hash(canonical)) }
 
-    /// scheme://host[:port]/path with scheme and host in lower case, the
+    /// scheme://host[:port]/path with scheme and host in ASCII lower case, the
     /// scheme's default port dropped, an empty path as "/", and query and
     /// fragment removed; nil for anything that is not an absolute http(s) URI.
     public static func normalizedURI(_ uri: String) -> String? {
         var text = Substring(uri)
         if let end = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<end] }
         guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return nil }
-        let scheme = text[..<colon].lowercased()
+        let scheme = text[..<colon].asciiLowercased()
         guard scheme == "https" || scheme == "http" else { return nil }
         let rest = text[text.index(colon, offsetBy: 3)...]
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        var authority = rest[..<slash].lowercased()
+        var authority = rest[..<slash].asciiLowercased()
         guard !authority.isEmpty, !authority.contains("@") else { return nil }
         let defaultPort = scheme == "https" ? ":443" : ":80"
         if authority.hasSuffix(defaultPort) { authority.removeLast(defaultPort.count) }

@@ -7,14 +7,16 @@
 /// thousand cannot grow it.
 public final class ProofKeyCache {
     public static let capacity = 256
-    private var keys: [String: (key: ProofVerifying, thumbprint: String)] = [:]
+    private var keys: [[UInt8]: (key: ProofVerifying, thumbprint: String)] = [:]
 
     public init() {}
 
     func key(_ jwk: ProofJWK, for algorithm: ProofAlgorithm) throws -> (ProofVerifying, String) {
         // Private members are refused before this is asked (§4.3 check 7);
-        // the public ones, in a fixed order, name the key.
-        let name = [algorithm.rawValue, jwk.kty, jwk.crv ?? "", jwk.x ?? "", jwk.y ?? "", jwk.n ?? "", jwk.e ?? ""].joined(separator: " ")
+        // the public ones, in a fixed order, name the key, by their bytes
+        // (a `String` key would let "\u{212A}" stand for "K").
+        let name = Array([algorithm.rawValue, jwk.kty, jwk.crv ?? "", jwk.x ?? "", jwk.y ?? "", jwk.n ?? "", jwk.e ?? ""]
+            .joined(separator: " ").utf8)
         if let found = keys[name] { return found }
         let built = try DPoPProof.publicKey(jwk, for: algorithm)
         if keys.count >= Self.capacity { keys.removeAll(keepingCapacity: true) }

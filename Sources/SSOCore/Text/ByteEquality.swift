@@ -19,3 +19,12 @@ extension Sequence where Element: StringProtocol {
         contains { $0.bytesEqual(value) }
     }
 }
+
+extension StringProtocol {
+    /// ASCII upper-case letters lowered, every other byte kept: the case
+    /// folding URI schemes and hosts get (RFC 3986 §6.2.2.1), where
+    /// `lowercased()` goes further ("\u{212A}" KELVIN SIGN becomes "k").
+    public func asciiLowercased() -> String {
+        String(decoding: utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+}
