@@ -200,6 +200,24 @@ final class DPoPResourceTests: XCTestCase {
         XCTAssertEqual(get(otherProcess, authorization: "DPoP " + token, dpop: phone.proof(for: token)).status, 200)
     }
 
+    /// The last second a proof can pass is the last its jti is remembered:
+    /// one issued 60 s ahead is fresh for 180 s after it is first used.
+    func testAProofIssuedAheadIsRefusedAsReplayedForAsLongAsItIsFresh() {
+        let token = TokenFactory.boundToken(to: phone.thumbprint)  // good for 900 s
+        let proof = phone.proof(for: token, iat: now + 60)
+        XCTAssertEqual(get(serverA, authorization: "DPoP " + token, dpop: proof).status, 200)
+        let start = now
+        for later in [Int64(1), 179, 180] {
+            now = start + Int(later)
+            let response = get(serverA, authorization: "DPoP " + token, dpop: proof)
+            XCTAssertEqual(response.status, 401, "at +\(later) s")
+            XCTAssertTrue(challenges(response).first?.contains("used before") == true, "at +\(later) s: \(challenges(response))")
+        }
+        now = start + 181
+        XCTAssertTrue(challenges(get(serverA, authorization: "DPoP " + token, dpop: proof)).first?.contains("used before") == false,
+                      "past its window the proof is stale instead")
+    }
+
     func testARefusedProofSpendsNoJTI() {
         let token = TokenFactory.boundToken(to: phone.thumbprint)
         let jti = "retried-jti"

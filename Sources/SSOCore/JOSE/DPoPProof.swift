@@ -74,8 +74,10 @@ public enum DPoPProof {
     public static let maximumAge: Int64 = 120
     /// ... or this far ahead (a phone's clock runs fast).
     public static let clockLeeway: Int64 = 60
-    /// How long a `jti` must be remembered to refuse every replay.
-    public static let replayWindow: Int64 = maximumAge + clockLeeway
+    /// How long a `jti` must be remembered to refuse every replay: a proof
+    /// claimed at t with an `iat` of t + 60 still passes at t + 180, and a
+    /// row whose `expires_at` has come counts as expired in that second.
+    public static let replayWindow: Int64 = maximumAge + clockLeeway + 1
 
     struct Header: Decodable {
         let typ: String?
