@@ -138,6 +138,19 @@ final class NativeSSOTests: NativeSSOTestCase {
         XCTAssertNil(body["refresh_token"], "no offline_access, no refresh token")
     }
 
+    /// As for the code grant: `offline_access` gives a refresh token only to
+    /// a client registered for the refresh_token grant.
+    func testNoRefreshTokenForAClientWithoutTheRefreshGrant() throws {
+        try issuer.clients.add(ClientRegistration(clientID: "no-refresh-app", redirectURIs: ["norefresh:cb"], scopes: DemoData.scopes,
+                                                  nativeSSOGroup: DemoData.group, grantTypes: ["authorization_code"]))
+        let app1 = try signInApp1()
+        let response = harness.tokenPOST(exchangeParameters(app1, clientID: "no-refresh-app", scope: "openid offline_access"))
+        XCTAssertEqual(response.status, 200, response.bodyText)
+        XCTAssertNotNil(response.jsonObject()["access_token"])
+        XCTAssertNil(response.jsonObject()["refresh_token"])
+        XCTAssertEqual(try harness.database.queryOne("SELECT count(*) FROM refresh_tokens WHERE client_id = 'no-refresh-app'")?.int(0), 0)
+    }
+
     // MARK: Refused exchanges: the documented error, nothing changed
 
     func testRefusedExchangesChangeNothing() throws {
@@ -182,6 +195,9 @@ final class NativeSSOTests: NativeSSOTestCase {
              [:], "invalid_grant", 400),
             // Scope.
             ("scope outside the client", base.adding("scope", "openid admin"), [:], "invalid_scope", 400),
+            // RFC 6749 §3.3: scope tokens are ASCII, as at every other endpoint.
+            ("scope with a non-ASCII token", base.adding("scope", "openid api:server\u{212A}"), [:], "invalid_scope", 400),
+            ("scope with a quote", base.adding("scope", "openid a\"b"), [:], "invalid_scope", 400),
             // Request shape: invalid_request / invalid_target.
             ("no subject_token", base.removing("subject_token"), [:], "invalid_request", 400),
             ("no subject_token_type", base.removing("subject_token_type"), [:], "invalid_request", 400),

@@ -10,7 +10,8 @@ import SSOCore
 /// The scope is never more than app #1's sign-in granted, nor more than
 /// app #2 is registered for (NativeSSOChecks.scopeBound). The issued
 /// refresh token (only when `offline_access` is within that bound and
-/// granted, as for the code grant, OIDC Core §11) is bound to the same
+/// granted, and app #2 is registered for the refresh_token grant, as for
+/// the code grant, OIDC Core §11) is bound to the same
 /// `sid`, so ending that session (logout, `ssoctl sessions revoke`,
 /// password change, disabling) revokes app #2's tokens with app #1's.
 public final class TokenExchangeGrant {
@@ -32,7 +33,7 @@ public final class TokenExchangeGrant {
         let subjectToken = try checks.verifySubjectToken(request.subjectToken)
         let issued = try services.storage.write { tx -> (NativeSSOChecks.Outcome, String?) in
             let outcome = try checks.run(request, subjectToken: subjectToken, client: client)
-            guard outcome.scope.contains("offline_access") else { return (outcome, nil) }
+            guard outcome.scope.containsBytes("offline_access"), client.allows(grantType: "refresh_token") else { return (outcome, nil) }
             let refresh = try services.refreshTokens.issue(familyID: nil, clientID: client.clientID, userID: outcome.user.id,
                                                            sid: outcome.session.sid, scope: outcome.scope, authTime: outcome.session.authTime,
                                                            lifetime: services.settings.lifetimes.refreshToken(for: client),

@@ -86,7 +86,7 @@ public struct NativeSSOChecks {
     // Its row also says what that sign-in granted (scopeBound).
     func checkDeviceSecret(_ secret: String, subjectToken: NativeSSOSubjectToken) throws -> DeviceSecretRecord {
         guard let record = try deviceSecrets.live(secret: secret), record.sid.bytesEqual(subjectToken.sid),
-              record.clientID == subjectToken.clientID else {
+              record.clientID.bytesEqual(subjectToken.clientID) else {
             throw Self.refused("the device secret is invalid, revoked or not bound to this session")
         }
         return record

@@ -20,7 +20,7 @@ extension NativeSSOChecks {
     // proves the sign-in granted it. In app #2's registration order.
     func scopeBound(signIn: DeviceSecretRecord, original: Client, requesting client: Client) -> [String] {
         let granted = signIn.scope ?? original.scopes
-        return client.scopes.filter { $0 == "openid" || granted.contains($0) }
+        return client.scopes.filter { $0.bytesEqual("openid") || granted.containsBytes($0) }
     }
 
     // RFC 8693 §2.1: "scope OPTIONAL. A list of space-delimited,
@@ -31,11 +31,11 @@ extension NativeSSOChecks {
     // resource owner." Without `scope`: the whole bound but `device_sso`.
     // `openid` is always granted: the response carries an id_token.
     func grantedScope(_ requested: [String]?, bound: [String], client: Client) throws -> [String] {
-        guard client.scopes.contains("openid") else { throw OAuthError(.invalidScope, "this client may not request openid") }
-        guard let requested else { return ["openid"] + bound.filter { $0 != "openid" && $0 != "device_sso" } }
+        guard client.scopes.containsBytes("openid") else { throw OAuthError(.invalidScope, "this client may not request openid") }
+        guard let requested else { return ["openid"] + bound.filter { !$0.bytesEqual("openid") && !$0.bytesEqual("device_sso") } }
         try checkNoDeviceSSO(requested)
         try checkWithinBound(requested, bound: bound, client: client)
-        return requested.contains("openid") ? requested : ["openid"] + requested
+        return requested.containsBytes("openid") ? requested : ["openid"] + requested
     }
 
     // Native SSO §3.1 and §4.4 (paraphrased): the device_sso scope asks for a
@@ -43,7 +43,7 @@ extension NativeSSOChecks {
     // returns none, so it does not grant the scope either (app #2 shares
     // app #1's secret).
     func checkNoDeviceSSO(_ requested: [String]) throws {
-        if requested.contains("device_sso") { throw OAuthError(.invalidScope, "device_sso cannot be granted by a token exchange") }
+        if requested.containsBytes("device_sso") { throw OAuthError(.invalidScope, "device_sso cannot be granted by a token exchange") }
     }
 
     // RFC 6749 §5.2 invalid_scope (above): named, since the caller sent it
@@ -51,11 +51,11 @@ extension NativeSSOChecks {
     // device credential); a value that is not even a scope token is not
     // echoed.
     func checkWithinBound(_ requested: [String], bound: [String], client: Client) throws {
-        guard let first = requested.first(where: { !bound.contains($0) }) else { return }
+        guard let first = requested.first(where: { !bound.containsBytes($0) }) else { return }
         guard (try? ClientRegistry.validate(scope: first)) != nil else {
             throw OAuthError(.invalidScope, "scope contains a malformed scope token")
         }
-        throw OAuthError(.invalidScope, client.scopes.contains(first)
+        throw OAuthError(.invalidScope, client.scopes.containsBytes(first)
             ? "scope \(first) was not granted by the sign-in this exchange comes from"
             : "scope \(first) is not registered for this client")
     }

@@ -92,13 +92,9 @@ public struct TokenExchangeRequest: Equatable, Sendable {
         }
     }
 
-    // RFC 6749 §3.3: scope = scope-token *( SP scope-token ).
+    // RFC 6749 §3.3: scope = scope-token *( SP scope-token ), parsed as at
+    // every other endpoint: ASCII scope tokens only, duplicates dropped.
     static func scope(_ form: FormParameters) throws -> [String]? {
-        guard let text = try form.single("scope") else { return nil }
-        var scope: [String] = []
-        for token in text.split(separator: " ", omittingEmptySubsequences: true).map(String.init) where !scope.contains(token) {
-            scope.append(token)
-        }
-        return scope
+        try form.single("scope").map(ScopeParameter.parse)
     }
 }
