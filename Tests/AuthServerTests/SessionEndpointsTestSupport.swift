@@ -34,7 +34,7 @@ class SessionEndpointsTestCase: SignInTestCase {
         let config = issuer.config, database = harness.database, clock = harness.clock.clock
         userinfo = try UserInfoResponder(services: harness.services)
         logout = LogoutResponder(services: harness.services)
-        revoke = RevocationResponder(services: harness.services)
+        revoke = try RevocationResponder(services: harness.services)
         introspect = IntrospectionResponder(services: harness.services)
         // A confidential client, as `ssoctl client add ... --secret-stdin` makes one.
         try issuer.clients.add(clientID: Self.serviceID, redirectURIs: ["https://rs.example/cb"], scopes: ["openid"], secret: Self.serviceSecret)

@@ -166,6 +166,47 @@ def test_a_bound_refresh_token_needs_its_key_and_keeps_it_through_rotation_and_t
     assert next_one.status_code == 200
 
 
+def revoke(stack, http, token, key=None, nonce=None):
+    """POST /revoke as mobile-app-001, with a proof by `key` when given
+    (answering one use_dpop_nonce, as token_request does)."""
+    url, form = stack.issuer + "/revoke", {"token": token, "client_id": "mobile-app-001"}
+    if key is None:
+        return http.post(url, data=form)
+    response = http.post(url, data=form, headers={"DPoP": key.proof("POST", url, nonce=nonce)})
+    if response.status_code == 400 and response.json().get("error") == "use_dpop_nonce":
+        response = http.post(url, data=form, headers={"DPoP": key.proof("POST", url, nonce=response.headers["DPoP-Nonce"])})
+    return response
+
+
+def test_a_bound_token_is_revoked_only_with_a_proof_by_its_key(stack, http):
+    """A copy of a bound token, taken without the key, cannot end the app's
+    grant at /revoke either (RFC 7009 with RFC 9449 §5's binding)."""
+    key = ProofKey()
+    response, _, nonce = signed_in(stack, http, key)
+    tokens = response.json()
+    for token in (tokens["refresh_token"], tokens["access_token"]):
+        without = revoke(stack, http, token)
+        assert without.status_code == 400 and without.json()["error"] == "invalid_dpop_proof", without.text
+        other = revoke(stack, http, token, key=ProofKey(), nonce=nonce)
+        assert other.status_code == 400 and other.json()["error"] == "invalid_grant", other.text
+    # Nothing was revoked: the key holder still refreshes and reads userinfo.
+    userinfo = stack.issuer + "/userinfo"
+
+    def read(access_token):
+        return http.get(userinfo, headers={"Authorization": "DPoP " + access_token,
+                                           "DPoP": key.proof("GET", userinfo, access_token=access_token)})
+    assert read(tokens["access_token"]).status_code == 200
+    rotated, nonce = refresh(stack, http, tokens["refresh_token"], key=key, nonce=nonce)
+    assert rotated.status_code == 200, rotated.text
+    # With its key's proof, each is revoked.
+    for token in (tokens["access_token"], rotated.json()["refresh_token"]):
+        done = revoke(stack, http, token, key=key, nonce=nonce)
+        assert done.status_code == 200 and done.content == b"", done.text
+    assert read(tokens["access_token"]).status_code == 401
+    after, _ = refresh(stack, http, rotated.json()["refresh_token"], key=key, nonce=nonce)
+    assert after.status_code == 400 and after.json()["error"] == "invalid_grant", after.text
+
+
 def test_a_confidential_clients_refresh_token_is_not_bound(stack, http):
     secret = "dpop-confidential-" + secrets.token_hex(8)
     assert stack.ssoctl("client", "add", "dpop-web", "--redirect-uri", "https://web.example.test/cb", "--scope", "openid",

@@ -19,11 +19,17 @@ import SSOCore
 ///   error would tell client B that a string it holds is a live token of
 ///   client A (a probing oracle); the outcome for the legitimate owner is
 ///   unchanged either way.
+/// - A DPoP-bound token (a public client's refresh token, RFC 9449 §5, or
+///   an access token with `cnf.jkt`, §6.1) is revoked only with a proof by
+///   its key, as it is used only with one: a copy taken without the key
+///   can neither use the app's grant nor end it.
 public final class RevocationResponder: Responder {
     let services: IssuerServices
+    let dpop: IssuerDPoP
 
-    public init(services: IssuerServices) {
+    public init(services: IssuerServices) throws {
         self.services = services
+        dpop = try services.dpop()
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -38,7 +44,8 @@ public final class RevocationResponder: Responder {
             // RFC 7009 §2.1: token REQUIRED.
             guard let token = try form.single("token") else { throw OAuthError.invalidRequest("token is required") }
             let hint = try form.single("token_type_hint")
-            try revoke(token, hint: hint, client: client)
+            let jkt = try dpop.authorizationServerProof(request, path: "/revoke", required: false, clientID: client.clientID)?.jkt
+            try revoke(token, hint: hint, client: client, dpopJKT: jkt)
             // RFC 7009 §2.2: "The authorization server responds with HTTP
             // status code 200 if the token has been revoked successfully or
             // if the client submitted an invalid token." The body is empty.
@@ -48,13 +55,15 @@ public final class RevocationResponder: Responder {
         }
     }
 
-    func revoke(_ token: String, hint: String?, client: Client) throws {
+    func revoke(_ token: String, hint: String?, client: Client, dpopJKT: String?) throws {
         switch try services.tokenLocator.locate(token, hint: hint) {
         case .refreshToken(let details):
             guard details.clientID.bytesEqual(client.clientID) else { return }
+            try DPoPBinding.check(presented: dpopJKT, boundTo: details.record.dpopJKT, what: "refresh token")
             try services.storage.write { try $0.refreshTokens.revokeFamily(details.familyID, at: services.clock()) }
         case .accessToken(let claims):
             guard claims.client_id.bytesEqual(client.clientID) else { return }
+            try DPoPBinding.check(presented: dpopJKT, boundTo: claims.cnf?.jkt, what: "access token")
             // A token past exp plus the verifier's leeway is refused
             // everywhere anyway and needs no row. The row keeps the token's
             // own exp; the Sweeper removes it once exp plus that leeway has
