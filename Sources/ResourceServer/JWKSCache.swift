@@ -16,6 +16,10 @@ public final class JWKSCache {
     private let log: (String) -> Void
 
     private var keys: [String: RSAKey] = [:]
+    /// What the held keys are, as bytes: each usable key's kid, n and e.
+    /// A fetch that finds the same leaves the generation (and so every
+    /// verified token) and the saved copy as they are.
+    private var heldMembers: Set<[UInt8]> = []
     /// When the held set was fetched (or saved, for a set loaded from the
     /// store); nil while the cache holds no set at all.
     private var heldSince: Int?
@@ -36,8 +40,10 @@ public final class JWKSCache {
         }
     }
 
-    /// Goes up each time the held set is replaced, so whatever was verified
-    /// under an older set can tell it must be verified again.
+    /// Goes up each time the held set changes, so whatever was verified
+    /// under an older set can tell it must be verified again. A refetch
+    /// that finds the same keys (one a forged kid may cause each second)
+    /// leaves it.
     public private(set) var generation = 0
 
     /// The kids currently held, sorted (for logs and tests).
@@ -99,17 +105,22 @@ public final class JWKSCache {
             return
         }
         Metrics.count(.jwksFetches, "ok")
-        adopt(keySet, at: now)
+        let changed = adopt(keySet, at: now)
         nextAttemptAt = Int.min
+        guard changed else { return }
         log("JWKS fetched: \(keyIDs.count) signing keys")
         do { try store?.save(keySet) } catch { log("cannot persist JWKS: \(error)") }
     }
 
-    /// Replaces the held keys with the usable ones of `keySet`. A member
-    /// that is not an RS256 signing key we can build is skipped, not fatal:
-    /// the rest of the set still works.
-    private func adopt(_ keySet: JWKSet, at time: Int) {
+    /// Replaces the held keys with the usable ones of `keySet`, and says
+    /// whether they differ from those held. A member that is not an RS256
+    /// signing key we can build is skipped, not fatal: the rest of the set
+    /// still works.
+    @discardableResult
+    private func adopt(_ keySet: JWKSet, at time: Int) -> Bool {
+        heldSince = time
         var usable: [String: RSAKey] = [:]
+        var members: Set<[UInt8]> = []
         for jwk in keySet.keys {
             // RFC 7517 §4.2: "sig" (signature); RFC 7517 §4.4: "alg" identifies
             // the algorithm intended for use with the key.
@@ -117,9 +128,12 @@ public final class JWKSCache {
                   jwk.use == nil || jwk.use == "sig", jwk.alg == nil || jwk.alg == "RS256",
                   let key = try? jwk.publicKey() else { continue }
             usable[kid] = key
+            members.insert(Array("\(kid) \(jwk.n) \(jwk.e)".utf8))
         }
+        guard members != heldMembers || generation == 0 else { return false }
         keys = usable
-        heldSince = time
+        heldMembers = members
         generation += 1
+        return true
     }
 }

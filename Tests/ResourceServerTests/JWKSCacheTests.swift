@@ -107,7 +107,26 @@ final class JWKSCacheTests: XCTestCase {
 
     // MARK: persistence
 
-    func testSavesEachGoodFetch() throws {
+    /// A forged kid can make a process refetch once a second; finding the
+    /// same keys must not throw away every verified token (the generation)
+    /// nor rewrite the saved copy.
+    func testARefetchThatFindsTheSameKeysChangesNothing() throws {
+        let store = InMemoryJWKSStore()
+        let fetcher = FakeJWKSFetcher()
+        let cache = makeCache(fetcher, store: store)
+        _ = try cache.key(for: kid, now: start)
+        let generation = cache.generation
+        for second in 1...3 { XCTAssertNil(try cache.key(for: "forged-\(second)", now: start + second)) }
+        XCTAssertEqual(fetcher.calls, 4)
+        XCTAssertEqual(cache.generation, generation, "the same keys: verified tokens stay verified")
+        XCTAssertEqual(store.saves, 1, "and the saved copy is not rewritten")
+        fetcher.result = .success(TestKeys.rotatedSet)
+        XCTAssertNotNil(try cache.key(for: TestKeys.rotatedKID, now: start + 4))
+        XCTAssertEqual(cache.generation, generation + 1, "other keys: a new generation")
+        XCTAssertEqual(store.saves, 2)
+    }
+
+    func testSavesEachGoodFetchThatChangesTheKeys() throws {
         let store = InMemoryJWKSStore()
         let fetcher = FakeJWKSFetcher()
         let cache = makeCache(fetcher, store: store)
