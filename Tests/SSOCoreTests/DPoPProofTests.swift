@@ -92,6 +92,26 @@ final class DPoPProofTests: XCTestCase {
                                                                                        in: claims), key: key), for: resource, now: now))
     }
 
+    /// An RS256 proof key costs what its size and exponent make it cost, and
+    /// anyone can send one to /token: 4096 bits and a 32-bit exponent at most.
+    /// (Any odd number serves as a public modulus; the signature is never
+    /// reached when the key is refused.)
+    func testLargeRSAProofKeysAreRefusedBeforeAnySignatureCheck() throws {
+        func rsaProof(modulusBytes: Int, exponent: [UInt8]) throws -> String {
+            let n = [0xC0] + [UInt8](repeating: 0x5A, count: modulusBytes - 2) + [0x01]
+            let header: [String: Any] = ["typ": "dpop+jwt", "alg": "RS256",
+                                         "jwk": ["kty": "RSA", "n": Base64URL.encode(n), "e": Base64URL.encode(exponent)]]
+            let claims: [String: Any] = ["jti": "rsa", "htm": "POST", "htu": "https://issuer.example/token", "iat": now]
+            return Base64URL.encode(try JSONSerialization.data(withJSONObject: header)) + "."
+                + Base64URL.encode(try JSONSerialization.data(withJSONObject: claims)) + "." + Base64URL.encode([UInt8](repeating: 1, count: modulusBytes))
+        }
+        assertRefused(try rsaProof(modulusBytes: 512, exponent: [1, 0, 1]), .badSignature)
+        assertRefused(try rsaProof(modulusBytes: 513, exponent: [1, 0, 1]), .badKey)
+        assertRefused(try rsaProof(modulusBytes: 1024, exponent: [1, 0, 1]), .badKey)
+        assertRefused(try rsaProof(modulusBytes: 256, exponent: [0x7F, 0xFF, 0xFF, 0xFF]), .badSignature)
+        assertRefused(try rsaProof(modulusBytes: 256, exponent: [1, 0, 0, 0, 1]), .badKey)
+    }
+
     /// A proof signed by the openssl command (DER signature converted to
     /// R || S here, as every JOSE library does) verifies: the verifier
     /// agrees with an implementation it did not write.

@@ -69,6 +69,8 @@ public struct DPoPRequest: Sendable {
 public enum DPoPProof {
     /// A proof is a few hundred bytes; anything near a cookie's size is not one.
     public static let maximumLength = 8 * 1024
+    /// The largest RSA proof key (RS256) accepted.
+    public static let largestRSAKeyBits = 4096
     /// §11.1: "the server MUST ... only accept DPoP proofs for a limited
     /// time after their creation": issued at most this long ago...
     public static let maximumAge: Int64 = 120
@@ -175,6 +177,13 @@ public enum DPoPProof {
                 let n = try decoded(jwk.n, "n"), e = try decoded(jwk.e, "e")
                 let key = try RSAKey.publicKey(modulus: n, exponent: e)
                 let (modulus, exponent) = try key.publicComponents()
+                // Anyone may send a proof with a new key to /token, so what a
+                // key costs to verify is bounded: a phone's RSA key is 2048
+                // to 4096 bits with e = 65537; 8192 bits and a 64-bit e took
+                // milliseconds.
+                guard key.bits <= Self.largestRSAKeyBits, exponent.count <= 4 else {
+                    throw DPoPError(.badKey, "jwk is an RSA key over \(Self.largestRSAKeyBits) bits or with an exponent over 32 bits")
+                }
                 return (key, thumbprint(#"{"e":"\#(Base64URL.encode(exponent))","kty":"RSA","n":"\#(Base64URL.encode(modulus))"}"#))
             default:
                 throw DPoPError(.badKey, "jwk kty \(jwk.kty.prefix(8)) / crv \(jwk.crv?.prefix(16) ?? "none") does not fit alg \(algorithm.rawValue)")
