@@ -48,7 +48,7 @@ final class NativeSSOScopeBoundTests: NativeSSOTestCase {
         try assertRefused("a scope app #2 is not registered for", exchangeParameters(app1, clientID: "demo-reader", scope: "openid email"),
                           error: "invalid_scope", description: "scope email is not registered for this client")
         try assertRefused("not a scope token at all", exchangeParameters(app1, scope: "openid bad\"scope"),
-                          error: "invalid_scope", description: "scope contains a malformed scope token")
+                          error: "invalid_scope", description: "scope holds a value that is not a scope token (RFC 6749 §3.3)")
     }
 
     func testDeviceSSOIsNeverGrantedByAnExchange() throws {

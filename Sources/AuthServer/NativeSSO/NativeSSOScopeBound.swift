@@ -48,13 +48,10 @@ extension NativeSSOChecks {
 
     // RFC 6749 §5.2 invalid_scope (above): named, since the caller sent it
     // and has passed every other check (it holds the ID token and the
-    // device credential); a value that is not even a scope token is not
-    // echoed.
+    // device credential); a value that is not even a scope token was
+    // refused when the request was parsed (ScopeParameter.parse).
     func checkWithinBound(_ requested: [String], bound: [String], client: Client) throws {
         guard let first = requested.first(where: { !bound.containsBytes($0) }) else { return }
-        guard (try? ClientRegistry.validate(scope: first)) != nil else {
-            throw OAuthError(.invalidScope, "scope contains a malformed scope token")
-        }
         throw OAuthError(.invalidScope, client.scopes.containsBytes(first)
             ? "scope \(first) was not granted by the sign-in this exchange comes from"
             : "scope \(first) is not registered for this client")
