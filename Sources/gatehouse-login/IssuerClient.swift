@@ -22,9 +22,13 @@ struct IssuerClient {
             ("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", clientID)])
     }
 
-    /// RFC 7009 §2.1. §2.2: 200 whether or not the token was live.
+    /// RFC 7009 §2.1. §2.2: 200 whether or not the token was live. With a
+    /// key, a proof goes along: an issuer may revoke a DPoP-bound token only
+    /// for its key holder (Gatehouse does for `--require-dpop` clients).
     func revoke(_ token: String, hint: String, revocationEndpoint: String) throws {
-        let reply = try transport.postForm(revocationEndpoint, [("token", token), ("token_type_hint", hint), ("client_id", clientID)])
+        let form = [("token", token), ("token_type_hint", hint), ("client_id", clientID)]
+        let reply = try dpop.map { try $0.tokenRequest(revocationEndpoint, form, transport: transport) }
+            ?? transport.postForm(revocationEndpoint, form)
         guard reply.status == 200 else { throw ToolError("revocation: \(OAuthErrorBody.summary(of: reply))") }
     }
 

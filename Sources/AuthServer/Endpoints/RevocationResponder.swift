@@ -20,9 +20,13 @@ import SSOCore
 ///   client A (a probing oracle); the outcome for the legitimate owner is
 ///   unchanged either way.
 /// - A DPoP-bound token (a public client's refresh token, RFC 9449 §5, or
-///   an access token with `cnf.jkt`, §6.1) is revoked only with a proof by
-///   its key, as it is used only with one: a copy taken without the key
-///   can neither use the app's grant nor end it.
+///   an access token with `cnf.jkt`, §6.1): RFC 7009 asks only for the
+///   client's authentication, and apps revoke at sign-out without a proof
+///   (AppAuth does), so a request without one still revokes it; failing
+///   would leave the token alive. A client registered with `--require-dpop`
+///   must send a proof here as at /token, and a proof that is sent must be
+///   by the token's key: then a copy taken without the key cannot end the
+///   app's grant either.
 public final class RevocationResponder: Responder {
     let services: IssuerServices
     let dpop: IssuerDPoP
@@ -44,7 +48,7 @@ public final class RevocationResponder: Responder {
             // RFC 7009 §2.1: token REQUIRED.
             guard let token = try form.single("token") else { throw OAuthError.invalidRequest("token is required") }
             let hint = try form.single("token_type_hint")
-            let jkt = try dpop.authorizationServerProof(request, path: "/revoke", required: false, clientID: client.clientID)?.jkt
+            let jkt = try dpop.authorizationServerProof(request, path: "/revoke", required: client.requireDPoP, clientID: client.clientID)?.jkt
             try revoke(token, hint: hint, client: client, dpopJKT: jkt)
             // RFC 7009 §2.2: "The authorization server responds with HTTP
             // status code 200 if the token has been revoked successfully or
@@ -59,11 +63,11 @@ public final class RevocationResponder: Responder {
         switch try services.tokenLocator.locate(token, hint: hint) {
         case .refreshToken(let details):
             guard details.clientID.bytesEqual(client.clientID) else { return }
-            try DPoPBinding.check(presented: dpopJKT, boundTo: details.record.dpopJKT, what: "refresh token")
+            try checkBinding(dpopJKT, boundTo: details.record.dpopJKT, what: "refresh token")
             try services.storage.write { try $0.refreshTokens.revokeFamily(details.familyID, at: services.clock()) }
         case .accessToken(let claims):
             guard claims.client_id.bytesEqual(client.clientID) else { return }
-            try DPoPBinding.check(presented: dpopJKT, boundTo: claims.cnf?.jkt, what: "access token")
+            try checkBinding(dpopJKT, boundTo: claims.cnf?.jkt, what: "access token")
             // A token past exp plus the verifier's leeway is refused
             // everywhere anyway and needs no row. The row keeps the token's
             // own exp; the Sweeper removes it once exp plus that leeway has
@@ -75,5 +79,13 @@ public final class RevocationResponder: Responder {
             // since the client cannot handle such an error in a reasonable way".
             return
         }
+    }
+
+    /// A proof, when sent (a `--require-dpop` client always sends one), must
+    /// be by the key the token is bound to; without one a bound token is
+    /// revoked as RFC 7009 has it (see the type's comment).
+    func checkBinding(_ presented: String?, boundTo bound: String?, what: String) throws {
+        guard let presented else { return }
+        try DPoPBinding.check(presented: presented, boundTo: bound, what: what)
     }
 }
