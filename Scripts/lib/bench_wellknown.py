@@ -7,8 +7,9 @@ answer, gatehouse-wellknown-cache.conf); the same body held in nginx's
 memory (a `return 200` of it in the same location, with the same headers),
 which stock nginx can only refresh by reloading its configuration; and the
 same body as a static file that nginx keeps open (what a responder writing
-its answer to disk would give). The last two are not shipped. Beside each, the CPU that nginx's workers and wrk
-spent per request, which moves less between runs than requests per second.
+its answer to disk would give). The last two are not shipped. Beside each,
+the CPU that nginx's workers and wrk spent per request, which moves less
+between runs than requests per second.
 Only this bench's own temporary stack is reconfigured."""
 import os
 import resource

@@ -32,6 +32,7 @@ public enum ServerA {
 
     /// What a body depends on: the rows of an email, or none for a token
     /// without one (then `user` is its subject).
+    ///
     /// By bytes: Swift's `String` equality is Unicode's canonical
     /// equivalence, so "é" as one scalar and "e" with a combining accent
     /// would share a key (and one user get the other's body), while the
