@@ -180,6 +180,8 @@ final class WebAuthnTests: XCTestCase {
         refused(.malformedCBOR) { $0.flags |= 0x80; $0.trailing = [0xA1, 0x61, 0x78] }
         refused(.malformedCBOR) { $0.coseOverride = [0xA5, 0x01] }
         refused(.credentialIDTooLong) { $0.credentialID = [UInt8](repeating: 7, count: 1024) }
+        // Found by review: an empty ID reached the table's CHECK, a 500.
+        refused(.credentialIDEmpty) { $0.credentialID = [] }
         // "Verify that the rpIdHash in authData is the SHA-256 hash of the RP ID expected by the Relying Party."
         refused(.rpIdMismatch) { $0.rpId = "example.com" }
         refused(.rpIdMismatch) { $0.rpId = "LOGIN.example.com" }

@@ -9,7 +9,7 @@ public struct WebAuthnError: Error, Equatable, CustomStringConvertible {
         case wrongType, challengeMismatch, originNotAllowed, crossOrigin
         // The authenticator data (§6.1).
         case rpIdMismatch, userNotPresent, userNotVerified, backupFlagsInvalid, backupEligibilityChanged
-        case missingCredentialData, unexpectedCredentialData, credentialIDTooLong
+        case missingCredentialData, unexpectedCredentialData, credentialIDTooLong, credentialIDEmpty
         // The credential public key (§6.5.1.1, RFC 9052/9053/8230).
         case unsupportedAlgorithm, badPublicKey, privateKeyIncluded
         // The attestation statement (§8).

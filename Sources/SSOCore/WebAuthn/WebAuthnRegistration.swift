@@ -126,8 +126,11 @@ public enum WebAuthnRegistration {
     /// "Verify that the credentialId is ≤ 1023 bytes. Credential IDs larger
     /// than this many bytes SHOULD cause the RP to fail this registration
     /// ceremony." (The parser already refuses a longer credentialIdLength,
-    /// §6.5.1; this is the ceremony's own check of the same rule.)
+    /// §6.5.1; this is the ceremony's own check of the same rule.) An empty
+    /// one names nothing an assertion could present, and the passkeys
+    /// table refuses it: a 400 here, not a constraint's 500 later.
     static func checkCredentialIDLength(_ credential: AuthenticatorData.AttestedCredentialData) throws {
+        guard !credential.credentialID.isEmpty else { throw WebAuthnError(.credentialIDEmpty, "credential ID of 0 bytes") }
         guard credential.credentialID.count <= AuthenticatorData.maximumCredentialIDLength else {
             throw WebAuthnError(.credentialIDTooLong, "credential ID of \(credential.credentialID.count) bytes")
         }
