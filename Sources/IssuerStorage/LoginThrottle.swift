@@ -39,9 +39,13 @@ public protocol LoginThrottleStore: LoginThrottleReads {
     /// over. Of concurrent callers no more than `maximumFailures` are
     /// admitted before the lock.
     func reserve(key: [UInt8], policy: ThrottlePolicy, now: Int64) throws -> Int64?
-    /// Gives back one counted attempt; below the limit again, the lock this
-    /// attempt set goes too (an escalated one stays).
-    func refund(key: [UInt8], policy: ThrottlePolicy) throws
+    /// Gives back one counted attempt, and the lock its reservation set:
+    /// an attempt is admitted only while no lock holds, so a lock still
+    /// holding at `now` is the one this attempt's own count set (below the
+    /// limit again, or at a doubled lock after an earlier one ended). It
+    /// ends at `now`; the failures before it stand, so the next failure
+    /// locks as it would have.
+    func refund(key: [UInt8], policy: ThrottlePolicy, now: Int64) throws
     /// Forgets the counter (a success on the account).
     func reset(key: [UInt8]) throws
     /// Deletes counters whose window and lock both ended at or before `horizon`.

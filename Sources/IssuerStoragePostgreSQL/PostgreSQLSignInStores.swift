@@ -213,12 +213,12 @@ final class PostgreSQLLoginThrottleStore: LoginThrottleStore {
         return row.int(1)
     }
 
-    func refund(key: [UInt8], policy: ThrottlePolicy) throws {
+    func refund(key: [UInt8], policy: ThrottlePolicy, now: Int64) throws {
         try connection.execute("""
             UPDATE login_throttle SET failures = failures - 1,
-                locked_until = CASE WHEN failures - 1 < $2 THEN 0 ELSE locked_until END
+                locked_until = CASE WHEN failures - 1 < $2 THEN 0 WHEN locked_until > $3 THEN $3 ELSE locked_until END
             WHERE key_hash = $1 AND failures > 0
-            """, [.bytes(key), .integer(Int64(policy.maximumFailures))])
+            """, [.bytes(key), .integer(Int64(policy.maximumFailures)), .integer(now)])
     }
 
     func reset(key: [UInt8]) throws {

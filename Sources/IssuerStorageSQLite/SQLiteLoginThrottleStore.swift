@@ -35,12 +35,12 @@ final class SQLiteLoginThrottleStore: LoginThrottleStore {
         return row.int(1)
     }
 
-    func refund(key: [UInt8], policy: ThrottlePolicy) throws {
+    func refund(key: [UInt8], policy: ThrottlePolicy, now: Int64) throws {
         try database.execute("""
             UPDATE login_throttle SET failures = failures - 1,
-                locked_until = CASE WHEN failures - 1 < ?2 THEN 0 ELSE locked_until END
+                locked_until = CASE WHEN failures - 1 < ?2 THEN 0 WHEN locked_until > ?3 THEN ?3 ELSE locked_until END
             WHERE key_hash = ?1 AND failures > 0
-            """, [.blob(key), .integer(Int64(policy.maximumFailures))])
+            """, [.blob(key), .integer(Int64(policy.maximumFailures)), .integer(now)])
     }
 
     func reset(key: [UInt8]) throws {

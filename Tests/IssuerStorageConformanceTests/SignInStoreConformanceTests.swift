@@ -88,13 +88,32 @@ final class SignInStoreConformanceTests: ConformanceTestCase {
             XCTAssertNil(try backend.storage.read.loginThrottle.lockedUntil(key: [1], now: 14), backend.name)
             XCTAssertNil(try reserve(20), backend.name)
             XCTAssertNil(try reserve(21), backend.name)
-            try backend.storage.write { try $0.loginThrottle.refund(key: [1], policy: policy) }
+            try backend.storage.write { try $0.loginThrottle.refund(key: [1], policy: policy, now: 21) }
             XCTAssertNil(try reserve(22), backend.name)
             XCTAssertNil(try reserve(23), "\(backend.name): the refunded attempt did not count, so this is the third")
             XCTAssertEqual(try reserve(24), 33, backend.name)
             try backend.storage.write { try $0.loginThrottle.sweep(horizon: 200) }
             XCTAssertNil(try reserve(300), backend.name)
             XCTAssertNil(try reserve(301), "\(backend.name): swept, the count started over")
+        }
+    }
+
+    /// Found by review: at or over the limit, once a lock had ended, the next
+    /// admitted attempt set a doubled lock, and giving that attempt back (a
+    /// right password) left the lock: each right password of the real user
+    /// locked them out for longer.
+    func testARefundEndsTheLockItsOwnAttemptSet() throws {
+        let policy = ThrottlePolicy(maximumFailures: 3, window: 100, firstLockDuration: 10, longestLockDuration: 40)
+        try eachBackend { backend in
+            func reserve(_ now: Int64) throws -> Int64? { try backend.storage.write { try $0.loginThrottle.reserve(key: [1], policy: policy, now: now) } }
+            for now: Int64 in 1...3 { XCTAssertNil(try reserve(now), backend.name) }
+            XCTAssertEqual(try reserve(4), 13, "\(backend.name): locked by the third failure")
+            XCTAssertNil(try reserve(13), "\(backend.name): the lock ended; this attempt is admitted and sets a doubled lock")
+            XCTAssertEqual(try backend.storage.read.loginThrottle.lockedUntil(key: [1], now: 13), 33, backend.name)
+            try backend.storage.write { try $0.loginThrottle.refund(key: [1], policy: policy, now: 13) }
+            XCTAssertNil(try backend.storage.read.loginThrottle.lockedUntil(key: [1], now: 13), "\(backend.name): the right password's lock is gone")
+            XCTAssertNil(try reserve(14), "\(backend.name): the next attempt is admitted")
+            XCTAssertEqual(try reserve(15), 34, "\(backend.name): and, a failure, locks as the refunded one would have")
         }
     }
 }

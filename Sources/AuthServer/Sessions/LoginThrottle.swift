@@ -70,7 +70,7 @@ public final class LoginThrottle {
             }
             if let lockedUntil = try tx.loginThrottle.reserve(key: attempt.accountKey, policy: accountPolicy, now: now) {
                 // A locked account checks no password, so the address loses nothing.
-                try tx.loginThrottle.refund(key: attempt.addressKey, policy: addressPolicy)
+                try tx.loginThrottle.refund(key: attempt.addressKey, policy: addressPolicy, now: now)
                 return .locked(retryAfter: Int(lockedUntil - now), by: .account)
             }
             return .admitted(attempt)
@@ -79,19 +79,23 @@ public final class LoginThrottle {
 
     /// The whole sign-in succeeded: the account starts afresh; the address
     /// gets this attempt back (its other failures stand). In the login's
-    /// completion write unit.
+    /// completion write unit. The address row first, then the account's,
+    /// as `admit` takes them: on PostgreSQL the opposite order could
+    /// deadlock with a concurrent attempt (a double submit).
     public func succeeded(_ attempt: LoginAttempt, _ tx: any IssuerWrites) throws {
+        try tx.loginThrottle.refund(key: attempt.addressKey, policy: addressPolicy, now: clock())
         try tx.loginThrottle.reset(key: attempt.accountKey)
-        try tx.loginThrottle.refund(key: attempt.addressKey, policy: addressPolicy)
     }
 
     /// The password was right and a second factor follows: both counters get
     /// this attempt back, but the account's earlier failures stand, so wrong
     /// TOTP codes after right passwords still add up to a lock.
     public func passedFirstFactor(_ attempt: LoginAttempt) throws {
+        let now = clock()
         try storage.write { tx in
-            try tx.loginThrottle.refund(key: attempt.accountKey, policy: accountPolicy)
-            try tx.loginThrottle.refund(key: attempt.addressKey, policy: addressPolicy)
+            // Address first, as in `admit` (see `succeeded`).
+            try tx.loginThrottle.refund(key: attempt.addressKey, policy: addressPolicy, now: now)
+            try tx.loginThrottle.refund(key: attempt.accountKey, policy: accountPolicy, now: now)
         }
     }
 
