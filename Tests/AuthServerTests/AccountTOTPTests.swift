@@ -72,7 +72,7 @@ final class AccountTOTPTests: SignInTestCase {
 
     /// POST start; the pending value and the seed the page shows.
     func start(_ cookie: String, file: StaticString = #filePath, line: UInt = #line) throws -> (pending: String, secret: [UInt8], page: String) {
-        let response = post(AccountTOTPResponder.startPath, cookie: cookie, file: file, line: line)
+        let response = post(AccountTOTPResponder.startPath, cookie: cookie, fields: [("current", H.otherPassword)], file: file, line: line)
         XCTAssertEqual(response.status, 200, response.bodyText, file: file, line: line)
         let page = response.bodyText
         return (try XCTUnwrap(hiddenValue(page, "pending"), file: file, line: line), try XCTUnwrap(shownSecret(page), file: file, line: line), page)
@@ -216,6 +216,19 @@ final class AccountTOTPTests: SignInTestCase {
     }
 
     // MARK: Remove
+
+    /// A signed-in browser alone sets up no app: its code would lock the
+    /// owner out of a password sign-in.
+    func testSetupNeedsTheRightCurrentPassword() throws {
+        let cookie = try sessionCookie(for: bob)
+        try assertDatabaseUnchanged("setup refused") {
+            XCTAssertEqual(post(AccountTOTPResponder.startPath, cookie: cookie).location, "/account?done=password_missing")
+            XCTAssertEqual(post(AccountTOTPResponder.startPath, cookie: cookie, fields: [("current", H.password)]).location,
+                           "/account?done=totp_start_password_wrong", "alice's password is not bob's")
+        }
+        XCTAssertTrue(accountPage(cookie, query: "done=totp_start_password_wrong").contains("Two-step sign-in was not set up"))
+        XCTAssertEqual(post(AccountTOTPResponder.startPath, cookie: cookie, fields: [("current", H.otherPassword)]).status, 200)
+    }
 
     func testRemoveNeedsTheRightCurrentPassword() throws {
         let secret = try harness.services.totp.enrol(userID: bob.id)

@@ -253,7 +253,8 @@ final class PageLanguageTests: SessionEndpointsTestCase {
         let headers = ["cookie": "\(SSOSessions.cookieName)=\(signIn.sessionSecret)", "sec-fetch-site": "same-origin",
                        "origin": harness.issuerOrigin, "accept-language": "de"]
         let totp = AccountTOTPResponder(services: harness.services)
-        let setup = harness.run(totp, H.formRequest(AccountTOTPResponder.startPath, RequestParameters([("csrf", formToken)]), headers: headers))
+        let setup = harness.run(totp, H.formRequest(AccountTOTPResponder.startPath, RequestParameters([("csrf", formToken), ("current", H.password)]),
+                                                    headers: headers))
         XCTAssertEqual(setup.status, 200, setup.bodyText)
         XCTAssertTrue(setup.bodyText.contains("<h1>Authenticator-App einrichten</h1>"), setup.bodyText)
         XCTAssertTrue(setup.bodyText.contains("aria-label=\"QR-Code für Ihre Authenticator-App\""))

@@ -97,7 +97,7 @@ final class PasskeyCeremoniesTests: SignInTestCase {
     func registerViaAccount(_ authenticator: SoftAuthenticator, cookie: String, name: String?,
                             flags: UInt8 = SoftAuthenticator.registrationFlags, transports: String? = "internal,hybrid",
                             file: StaticString = #filePath, line: UInt = #line) throws -> Response {
-        let options = accountPOST(AccountResponder.optionsPath, cookie: cookie, file: file, line: line)
+        let options = accountPOST(AccountResponder.optionsPath, cookie: cookie, fields: [("current", H.password)], file: file, line: line)
         XCTAssertEqual(options.status, 200, options.bodyText, file: file, line: line)
         let challenge = try XCTUnwrap(options.jsonObject(file: file, line: line)["challenge"] as? String, file: file, line: line)
         let created = try authenticator.registration(challenge: challenge, rpID: issuerHost, origin: origin, flags: flags)
@@ -233,7 +233,7 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         let cookie = try sessionCookie(for: alice)
         let existing = try SoftAuthenticator()
         try enrol(existing, for: alice)
-        let response = accountPOST(AccountResponder.optionsPath, cookie: cookie)
+        let response = accountPOST(AccountResponder.optionsPath, cookie: cookie, fields: [("current", H.password)])
         XCTAssertEqual(response.status, 200, response.bodyText)
         XCTAssertEqual(response.header("Content-Type"), "application/json")
         XCTAssertEqual(response.header("Cache-Control"), "no-store")
@@ -260,7 +260,8 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         assertRefusal(.limit, "21st through the ceremonies") { _ = try ceremonies.registrationOptions(for: alice, binding: SecureRandom.bytes(32)) }
 
         let cookie = try sessionCookie(for: alice)
-        assertJSONError(accountPOST(AccountResponder.optionsPath, cookie: cookie), 400, "passkey_refused", "21st through /account")
+        assertJSONError(accountPOST(AccountResponder.optionsPath, cookie: cookie, fields: [("current", H.password)]), 400, "passkey_refused",
+                        "21st through /account")
         XCTAssertEqual(try issuer.count("webauthn_challenges"), challengesBefore, "no challenge issued when refused")
         XCTAssertEqual(try passkeys(of: alice).count, 20)
 
@@ -271,7 +272,8 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         let twentieth = try SoftAuthenticator()
         XCTAssertEqual(try registerViaAccount(twentieth, cookie: cookie, name: "twentieth").status, 200)
         XCTAssertEqual(try passkeys(of: alice).count, 20)
-        assertJSONError(accountPOST(AccountResponder.optionsPath, cookie: cookie), 400, "passkey_refused", "21st again")
+        assertJSONError(accountPOST(AccountResponder.optionsPath, cookie: cookie, fields: [("current", H.password)]), 400, "passkey_refused",
+                        "21st again")
     }
 
     /// The limit is checked when the options are asked for; a challenge
@@ -517,11 +519,22 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         try assertSignsIn(mine, authenticator, user: alice, signCount: 1)
     }
 
+    /// Found by review: a signed-in browser alone (or a stolen cookie)
+    /// could plant a passkey, which then signs in alone with `amr` mfa.
+    func testAddingAPasskeyTakesTheCurrentPassword() throws {
+        let cookie = try sessionCookie(for: alice)
+        assertJSONError(accountPOST(AccountResponder.optionsPath, cookie: cookie), 400, "password_missing", "no password")
+        assertJSONError(accountPOST(AccountResponder.optionsPath, cookie: cookie, fields: [("current", H.otherPassword)]), 400,
+                        "password_wrong", "bob's password is not alice's")
+        XCTAssertEqual(try harness.database.queryOne("SELECT count(*) FROM webauthn_challenges")?.int(0), 0, "no challenge was issued")
+        XCTAssertEqual(accountPOST(AccountResponder.optionsPath, cookie: cookie, fields: [("current", H.password)]).status, 200)
+    }
+
     func testARegistrationChallengeIsRefusedAtSignIn() throws {
         let authenticator = try SoftAuthenticator()
         try enrol(authenticator, for: alice)
         let cookie = try sessionCookie(for: alice)
-        let registration = accountPOST(AccountResponder.optionsPath, cookie: cookie)
+        let registration = accountPOST(AccountResponder.optionsPath, cookie: cookie, fields: [("current", H.password)])
         let challenge = try XCTUnwrap(registration.jsonObject()["challenge"] as? String)
         let pending = try harness.startLogin()
         _ = try loginChallenge(pending)

@@ -22,7 +22,9 @@ def test_the_account_page_fits_a_phone_and_its_qr_code_scans(stack, browser, scr
         assert driver.find_element(By.XPATH, f"//h2[text()='{heading}']")
     assert driver.execute_script("return document.documentElement.scrollWidth") <= 320
     assert csp_violations(driver) == []
+    screenshot(driver, "account.png")
 
+    driver.find_element(By.ID, "totp-start-password").send_keys(password)
     driver.find_element(By.CSS_SELECTOR, "form[action='/account/totp/start'] button").click()
     secret = wait_for_element(driver, By.ID, "totp-secret").text.replace(" ", "").replace("\n", "")
     assert driver.execute_script("return document.documentElement.scrollWidth") <= 320

@@ -12,9 +12,9 @@ from test_account_password import form_token, signed_in
 from test_account_security import client, code_page, fresh_address, new_user, post_code, post_password, rows, start, totp
 
 
-def start_setup(stack, http, **headers):
+def start_setup(stack, http, current="", **headers):
     return http.post(stack.issuer + "/account/totp/start", allow_redirects=False, headers=headers,
-                     data={"csrf": form_token(stack, http)})
+                     data={"csrf": form_token(stack, http), "current": current})
 
 
 def setup_values(page):
@@ -42,7 +42,7 @@ def test_enrol_on_the_account_page_then_sign_in_with_a_code_then_remove_it(stack
     assert "Two-step sign-in" in account and 'action="/account/totp/start"' in account
 
     # Start: a page with an inline SVG QR code, the key and the code form; nothing stored.
-    started = start_setup(stack, here)
+    started = start_setup(stack, here, password)
     assert started.status_code == 200, started.text
     page = started.text
     assert "<svg " in page and 'role="img"' in page and 'shape-rendering="crispEdges"' in page

@@ -97,12 +97,13 @@ ORIGIN_OF_PATH = {"/api/data": "api_a", "/api/records": "api_b", "/.well-known/a
 ACCOUNT_CHANGES = {"/account/passkeys/options", "/account/passkeys", "/account/passkeys/remove", "/account/passkeys/rename", "/account/sessions/end",
                    "/account/sessions/end-all", "/account/password", "/account/totp/start", "/account/totp/confirm",
                    "/account/totp/remove"}
-# Of those, the password and TOTP forms: the current password they ask for
+# Of those, the password and TOTP forms and the passkey options: the current password they ask for
 # goes through the login throttle (per account and per address), so their
 # generated (wrong) guesses are made as another test user of this module,
 # from a loopback address of its own, and lock neither the account the other
 # account paths use nor the address the other tests here sign in from.
-ACCOUNT_SECRETS = {"/account/password", "/account/totp/start", "/account/totp/confirm", "/account/totp/remove"}
+ACCOUNT_SECRETS = {"/account/password", "/account/totp/start", "/account/totp/confirm", "/account/totp/remove",
+                   "/account/passkeys/options"}
 # The login page's passkey endpoints: a pending sign-in's cookie and its `req`.
 PASSKEY_SIGN_IN = {"/login/passkey/options", "/login/passkey"}
 
@@ -564,8 +565,11 @@ def test_passkey_and_account_answers_of_the_real_flows_are_documented(stack):
     assert wrong_token.status_code == 403 and wrong_token.json()["error"] == "invalid_request"
     assert post(issuer + "/account/passkeys/options", json={"csrf": csrf}).status_code == 415
 
-    # Adding a passkey: the options, the new credential; its challenge is spent.
-    options = post(issuer + "/account/passkeys/options", data={"csrf": csrf})
+    # Adding a passkey: the current password first, the options, the new credential; its challenge is spent.
+    for fields, error in (({}, "password_missing"), ({"current": "not-" + password}, "password_wrong")):
+        refused = post(issuer + "/account/passkeys/options", data={"csrf": csrf, **fields})
+        assert refused.status_code == 400 and refused.json()["error"] == error, refused.text
+    options = post(issuer + "/account/passkeys/options", data={"csrf": csrf, "current": password})
     assert options.status_code == 200 and options.json()["excludeCredentials"] == []
     created = authenticator.create(options.json(), issuer)
     added = post(issuer + "/account/passkeys", data={"csrf": csrf, "name": "OpenAPI phone", **created})
@@ -573,7 +577,7 @@ def test_passkey_and_account_answers_of_the_real_flows_are_documented(stack):
     again = post(issuer + "/account/passkeys", data={"csrf": csrf, **created})
     assert again.status_code == 400 and again.json()["error"] == "passkey_refused"
     assert post(issuer + "/account/passkeys", data={"csrf": csrf}).json()["error"] == "invalid_request"
-    assert post(issuer + "/account/passkeys/options", data={"csrf": csrf}).json()["excludeCredentials"] == \
+    assert post(issuer + "/account/passkeys/options", data={"csrf": csrf, "current": password}).json()["excludeCredentials"] == \
         [{"type": "public-key", "id": b64url(authenticator.credential_id)}]
 
     # Signing in with it on another browser: options, the assertion, the code.
@@ -649,7 +653,9 @@ def test_password_and_totp_answers_of_the_real_flows_are_documented(stack):
     back(change(password, new_password, new_password), "password_wrong")  # the old one no longer counts
 
     # TOTP: the setup page with its key and sealed seed; a wrong code shows it again.
-    started = post(issuer + "/account/totp/start", data={"csrf": csrf})
+    back(post(issuer + "/account/totp/start", data={"csrf": csrf}), "password_missing")
+    back(post(issuer + "/account/totp/start", data={"csrf": csrf, "current": password}), "totp_start_password_wrong")
+    started = post(issuer + "/account/totp/start", data={"csrf": csrf, "current": new_password})
     assert started.status_code == 200 and 'id="totp-qr"' in started.text, started.text[:300]
     secret = re.search(r'<code class="totp-key" id="totp-secret">([A-Z2-7 ]+)</code>', started.text).group(1).replace(" ", "")
     pending = re.search(r'name="pending" value="([A-Za-z0-9_-]+)"', started.text).group(1)

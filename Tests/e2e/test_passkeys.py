@@ -29,10 +29,11 @@ def sign_in_with_password(driver, stack, email, password):
     wait_for_url(driver, stack.issuer + "/mobile/postlogin.html?", "password sign-in")
 
 
-def add_passkey(driver, stack, name):
+def add_passkey(driver, stack, name, password):
     driver.get(stack.issuer + "/account")
     wait_for_element(driver, By.ID, "add-passkey")
     driver.find_element(By.ID, "passkey-name").send_keys(name)
+    driver.find_element(By.ID, "passkey-password").send_keys(password)
     driver.find_element(By.ID, "add-passkey").click()
     wait_for_element(driver, By.XPATH, f"//strong[@class='passkey-name' and text()='{name}']")
 
@@ -63,7 +64,7 @@ def test_register_sign_out_sign_in_without_a_password_remove_and_be_refused(stac
     driver.get(stack.issuer + "/account")
     assert wait_for_element(driver, By.ID, "account-email").text == email
     assert driver.find_element(By.ID, "no-passkeys").text == "You have no passkeys yet."
-    add_passkey(driver, stack, "Test phone")
+    add_passkey(driver, stack, "Test phone", password)
     screenshot(driver, "account-passkey.png")
     [credential] = driver.get_credentials()
     assert credential.is_resident_credential
@@ -119,7 +120,7 @@ def test_a_passkey_signs_in_its_own_user_only(stack, http, browser):
     first_browser, second_browser = with_authenticator(browser()), with_authenticator(browser())
     for driver, email, password in ((first_browser, first, first_password), (second_browser, second, second_password)):
         sign_in_with_password(driver, stack, email, password)
-        add_passkey(driver, stack, "key of " + email)
+        add_passkey(driver, stack, "key of " + email, password)
         sign_out(driver, stack)
     for driver, email in ((first_browser, first), (second_browser, second)):
         request, response = sign_in_with_passkey(driver, stack)

@@ -10,12 +10,14 @@
   }
   var csrf = card.getAttribute("data-csrf");
   var nameField = document.getElementById("passkey-name");
+  var passwordField = document.getElementById("passkey-password");
   var error = document.getElementById("passkey-error");
   button.hidden = false;
-  document.querySelector(".passkey-add").hidden = false;
+  document.querySelectorAll(".passkey-add").forEach(function (field) { field.hidden = false; });
 
   GatehouseWebAuthn.onPress(button, error, function () {
-    return GatehouseWebAuthn.post("/account/passkeys/options", { csrf: csrf })
+    // The current password first: a signed-in browser alone adds no passkey.
+    return GatehouseWebAuthn.post("/account/passkeys/options", { csrf: csrf, current: passwordField ? passwordField.value : "" })
       .then(function (options) {
         return navigator.credentials.create(GatehouseWebAuthn.creationOptions(options));
       })

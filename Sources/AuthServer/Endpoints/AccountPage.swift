@@ -55,6 +55,7 @@ enum AccountPage {
         "totp_expired": ("totp.setup_expired", true),
         "totp_already_on": ("totp.already_on", true),
         "totp_password_wrong": ("totp.password_wrong", true),
+        "totp_start_password_wrong": ("totp.start_password_wrong", true),
     ]
 
     /// What `?done=` reports; an unknown value shows nothing.
@@ -107,6 +108,10 @@ enum AccountPage {
               <div class="field passkey-add" hidden>
                 <label for="passkey-name">\(messages.html("passkeys.name_label"))</label>
                 <input id="passkey-name" type="text" maxlength="64" autocomplete="off" placeholder="\(messages.html("passkeys.name_placeholder"))">
+              </div>
+              <div class="field passkey-add" hidden>
+                <label for="passkey-password">\(messages.html("password.current"))</label>
+                <input id="passkey-password" type="password" autocomplete="current-password">
               </div>
               <button type="button" id="add-passkey" hidden>\(messages.html("passkeys.add"))</button>
               <p class="alert" id="passkey-error" data-message="\(messages.html("passkeys.add_failed"))" hidden></p>

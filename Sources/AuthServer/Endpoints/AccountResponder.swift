@@ -5,7 +5,10 @@ import SSOCore
 /// (AccountRequestGuard: who is asking, and whether a change may go
 /// ahead). This responder renders the page and holds its passkeys: add one
 /// (WebAuthn §7.1, through the page's script), see when each was last
-/// used, remove one.
+/// used, remove one. Adding one takes the current password, as changing
+/// the password does: a passkey signs in alone (with `amr` mfa), so a
+/// browser left signed in, or a stolen cookie, must not be enough to
+/// plant one.
 public final class AccountResponder: Responder {
     let services: IssuerServices
     let guardian: AccountRequestGuard
@@ -48,7 +51,7 @@ public final class AccountResponder: Responder {
         // The language of the errors the page's script shows: the browser's.
         let messages = services.messages.messages(for: request)
         switch request.path {
-        case Self.optionsPath: return try registrationOptions(signedIn, messages: messages)
+        case Self.optionsPath: return try registrationOptions(form, signedIn, address: request.remoteAddress, messages: messages)
         case Self.registerPath: return try register(form, signedIn, address: request.remoteAddress, messages: messages)
         case Self.removePath: return try remove(form, signedIn, address: request.remoteAddress)
         case Self.renamePath: return try rename(form, signedIn, address: request.remoteAddress)
@@ -70,7 +73,21 @@ public final class AccountResponder: Responder {
     /// Passkey challenges are bound to the signed-in session's cookie.
     static func binding(_ signedIn: SignedIn) -> [UInt8] { SHA256.hash("gatehouse account passkey\u{0}" + signedIn.cookieSecret) }
 
-    func registrationOptions(_ signedIn: SignedIn, messages: Messages) throws -> Response {
+    func registrationOptions(_ form: FormParameters, _ signedIn: SignedIn, address: String, messages: Messages) throws -> Response {
+        let user = signedIn.user
+        guard let current = try form.singleAllowingControlCharacters("current"), !current.isEmpty, current.utf8.count <= 1024 else {
+            return try AccountRequestGuard.jsonError(400, "password_missing", messages.text("passkeys.password_missing"),
+                                                     detail: "passkey options without the current password")
+        }
+        switch try guardian.checkCurrentPassword(current, of: user, address: address) {
+        case .verified(let attempt): try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) }
+        case .locked(let detail):
+            return try AccountRequestGuard.jsonError(400, "password_locked", messages.text("passkeys.password_locked"),
+                                                     detail: "passkey options refused: \(detail)")
+        case .wrong:
+            return try AccountRequestGuard.jsonError(400, "password_wrong", messages.text("passkeys.password_wrong"),
+                                                     detail: "passkey options refused: wrong current password for user \(user.id)")
+        }
         do {
             return try .json(services.passkeys.registrationOptions(for: signedIn.user, binding: Self.binding(signedIn)),
                              headers: [("Cache-Control", "no-store")])

@@ -46,17 +46,29 @@ public final class AccountTOTPResponder: Responder {
         // The setup page's language: the browser's (Accept-Language).
         let messages = services.messages.messages(for: request)
         switch request.path {
-        case Self.startPath: return try start(signedIn, messages: messages)
+        case Self.startPath: return try start(form, signedIn, address: request.remoteAddress, messages: messages)
         case Self.confirmPath: return try confirm(form, signedIn, address: request.remoteAddress, messages: messages)
         case Self.removePath: return try remove(form, signedIn, address: request.remoteAddress)
         default: return .plainError(404, "not_found")
         }
     }
 
-    func start(_ signedIn: SignedIn, messages: Messages) throws -> Response {
+    /// Setting up takes the current password, as removing does: a code
+    /// from the attacker's own app would otherwise lock the owner out of a
+    /// password sign-in, from a browser left signed in or a stolen cookie.
+    func start(_ form: FormParameters, _ signedIn: SignedIn, address: String, messages: Messages) throws -> Response {
         let user = signedIn.user
         if try services.totp.isEnrolled(userID: user.id) {
             return AccountResponder.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled")
+        }
+        guard let current = try form.singleAllowingControlCharacters("current"), !current.isEmpty, current.utf8.count <= 1024 else {
+            return AccountResponder.back("password_missing", "TOTP setup without the current password")
+        }
+        switch try guardian.checkCurrentPassword(current, of: user, address: address) {
+        case .verified(let attempt): try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) }
+        case .locked(let detail): return AccountResponder.back("password_locked", "TOTP setup refused: \(detail)")
+        case .wrong:
+            return AccountResponder.back("totp_start_password_wrong", "TOTP setup refused: wrong current password for user \(user.id)")
         }
         let secret = SecureRandom.bytes(TOTP.secretByteCount)
         let pending = try seal(secret, expiresAt: services.clock() + Self.pendingLifetime, for: signedIn)
@@ -188,6 +200,10 @@ public final class AccountTOTPResponder: Responder {
               <p id="totp-status"><strong>\(messages.html("totp.state_off"))</strong> \(messages.html("totp.status_off"))</p>
               <form method="post" action="\(startPath)" class="totp-start">
                 \(AccountPage.tokenField(formToken))
+                <div class="field">
+                  <label for="totp-start-password">\(messages.html("password.current"))</label>
+                  <input id="totp-start-password" name="current" type="password" autocomplete="current-password" required>
+                </div>
                 <button type="submit" class="secondary">\(messages.html("totp.set_up"))</button>
               </form>
         """
