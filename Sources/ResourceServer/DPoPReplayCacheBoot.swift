@@ -52,20 +52,19 @@ public enum DPoPReplayCacheBoot {
             guard errno == EINTR else { throw DPoPReplayCacheBootError("cannot lock \(path).lock: errno \(errno)") }
         }
         if let bootID, recordedBoot(at: recordPath) == bootID { return true }
-        for suffix in ["", "-wal", "-shm"] {
-            guard unlink(path + suffix) == 0 || errno == ENOENT else {
-                throw DPoPReplayCacheBootError("cannot remove \(path)\(suffix): errno \(errno)")
-            }
-        }
+        for suffix in ["", "-wal", "-shm"] { try remove(path + suffix) }
         guard let bootID else {
-            guard unlink(recordPath) == 0 || errno == ENOENT else {
-                throw DPoPReplayCacheBootError("cannot remove \(recordPath): errno \(errno)")
-            }
+            try remove(recordPath)
             try syncFolder(of: path)
             return false
         }
         try record(bootID, at: recordPath)
         return true
+    }
+
+    /// Unlinks `path`; one that is not there is already gone.
+    static func remove(_ path: String) throws {
+        guard unlink(path) == 0 || errno == ENOENT else { throw DPoPReplayCacheBootError("cannot remove \(path): errno \(errno)") }
     }
 
     static func entryExists(_ path: String) -> Bool {
@@ -97,9 +96,7 @@ public enum DPoPReplayCacheBoot {
     static func record(_ bootID: String, at path: String) throws {
         let temporary = path + ".tmp"
         let bytes = Array((bootID + "\n").utf8)
-        guard unlink(temporary) == 0 || errno == ENOENT else {
-            throw DPoPReplayCacheBootError("cannot remove \(temporary): errno \(errno)")
-        }
+        try remove(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw DPoPReplayCacheBootError("cannot create \(temporary): errno \(errno)") }
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, bytes.count) }
