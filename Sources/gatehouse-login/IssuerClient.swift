@@ -26,9 +26,7 @@ struct IssuerClient {
     /// key, a proof goes along: an issuer may revoke a DPoP-bound token only
     /// for its key holder (Gatehouse does for `--require-dpop` clients).
     func revoke(_ token: String, hint: String, revocationEndpoint: String) throws {
-        let form = [("token", token), ("token_type_hint", hint), ("client_id", clientID)]
-        let reply = try dpop.map { try $0.tokenRequest(revocationEndpoint, form, transport: transport) }
-            ?? transport.postForm(revocationEndpoint, form)
+        let reply = try post(revocationEndpoint, [("token", token), ("token_type_hint", hint), ("client_id", clientID)])
         guard reply.status == 200 else { throw ToolError("revocation: \(OAuthErrorBody.summary(of: reply))") }
     }
 
@@ -44,7 +42,7 @@ struct IssuerClient {
     }
 
     private func tokenRequest(_ endpoint: String, what: String, _ form: [(String, String)]) throws -> TokenResponse {
-        let reply = try dpop.map { try $0.tokenRequest(endpoint, form, transport: transport) } ?? transport.postForm(endpoint, form)
+        let reply = try post(endpoint, form)
         guard reply.status == 200 else {
             // RFC 6749 §5.2 invalid_grant: the code or refresh token is dead
             // (spent, revoked, expired, the session ended); only a new sign-in helps.
@@ -62,5 +60,11 @@ struct IssuerClient {
         default: throw ToolError("\(what): unexpected token_type \(response.tokenType)")
         }
         return response
+    }
+
+    /// A form POST to one of the issuer's endpoints: with a DPoP proof (and
+    /// the nonce it asks for) when this tool holds a key.
+    private func post(_ endpoint: String, _ form: [(String, String)]) throws -> HTTPSResponse {
+        try dpop.map { try $0.tokenRequest(endpoint, form, transport: transport) } ?? transport.postForm(endpoint, form)
     }
 }
