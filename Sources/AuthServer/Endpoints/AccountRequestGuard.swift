@@ -78,7 +78,8 @@ struct AccountRequestGuard {
     }
 
     /// The current password, required before a change a browser left
-    /// signed in must not be enough for (a new password, removing TOTP). It
+    /// signed in must not be enough for (a new password, adding a passkey,
+    /// setting up or removing TOTP). It
     /// goes through the login throttle, per account and per address, like a
     /// sign-in: guessing it here costs what guessing it at /login does.
     func checkCurrentPassword(_ current: String, of user: User, address: String) throws -> CurrentPassword {
@@ -87,6 +88,19 @@ struct AccountRequestGuard {
         case .admitted(let attempt):
             return services.hasher.verify(password: current, against: user.passwordHash) ? .verified(attempt) : .wrong
         }
+    }
+
+    /// For a step that stores nothing with the password check (a passkey's
+    /// options, a TOTP setup): the form's `current` checked as above, a
+    /// right one settled at once; nil when it is missing, empty or over
+    /// 1024 bytes (then nothing is counted).
+    func confirmCurrentPassword(_ form: FormParameters, of user: User, address: String) throws -> CurrentPassword? {
+        guard let current = try form.singleAllowingControlCharacters("current"), !current.isEmpty, current.utf8.count <= 1024 else {
+            return nil
+        }
+        let outcome = try checkCurrentPassword(current, of: user, address: address)
+        if case .verified(let attempt) = outcome { try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) } }
+        return outcome
     }
 
     struct RefusedChange: Error {

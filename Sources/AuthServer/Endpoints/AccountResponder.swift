@@ -75,16 +75,15 @@ public final class AccountResponder: Responder {
 
     func registrationOptions(_ form: FormParameters, _ signedIn: SignedIn, address: String, messages: Messages) throws -> Response {
         let user = signedIn.user
-        guard let current = try form.singleAllowingControlCharacters("current"), !current.isEmpty, current.utf8.count <= 1024 else {
+        switch try guardian.confirmCurrentPassword(form, of: user, address: address) {
+        case nil:
             return try AccountRequestGuard.jsonError(400, "password_missing", messages.text("passkeys.password_missing"),
                                                      detail: "passkey options without the current password")
-        }
-        switch try guardian.checkCurrentPassword(current, of: user, address: address) {
-        case .verified(let attempt): try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) }
-        case .locked(let detail):
+        case .verified?: break
+        case .locked(let detail)?:
             return try AccountRequestGuard.jsonError(400, "password_locked", messages.text("passkeys.password_locked"),
                                                      detail: "passkey options refused: \(detail)")
-        case .wrong:
+        case .wrong?:
             return try AccountRequestGuard.jsonError(400, "password_wrong", messages.text("passkeys.password_wrong"),
                                                      detail: "passkey options refused: wrong current password for user \(user.id)")
         }

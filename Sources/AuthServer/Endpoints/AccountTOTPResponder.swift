@@ -61,13 +61,11 @@ public final class AccountTOTPResponder: Responder {
         if try services.totp.isEnrolled(userID: user.id) {
             return AccountResponder.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled")
         }
-        guard let current = try form.singleAllowingControlCharacters("current"), !current.isEmpty, current.utf8.count <= 1024 else {
-            return AccountResponder.back("password_missing", "TOTP setup without the current password")
-        }
-        switch try guardian.checkCurrentPassword(current, of: user, address: address) {
-        case .verified(let attempt): try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) }
-        case .locked(let detail): return AccountResponder.back("password_locked", "TOTP setup refused: \(detail)")
-        case .wrong:
+        switch try guardian.confirmCurrentPassword(form, of: user, address: address) {
+        case nil: return AccountResponder.back("password_missing", "TOTP setup without the current password")
+        case .verified?: break
+        case .locked(let detail)?: return AccountResponder.back("password_locked", "TOTP setup refused: \(detail)")
+        case .wrong?:
             return AccountResponder.back("totp_start_password_wrong", "TOTP setup refused: wrong current password for user \(user.id)")
         }
         let secret = SecureRandom.bytes(TOTP.secretByteCount)
