@@ -135,6 +135,39 @@ final class PushedAuthorizationTests: SignInTestCase {
         }
     }
 
+    /// Review R1: a public client id let anyone store 56 KB of unknown
+    /// parameters, re-encoded to 168 KB, for 90 s. Only what an
+    /// authorization request has is kept (RFC 6749 §3.1: unrecognized
+    /// parameters are ignored), client authentication parameters included.
+    func testOnlyTheParametersOfAnAuthorizationRequestAreStored() throws {
+        var parameters = H.authorizationParameters().adding("ui_locales", "de en")
+        for index in 0..<40 { parameters = parameters.adding("junk\(index)", String(repeating: "\u{e9}", count: 200)) }
+        let requestURI = try pushed(parameters.adding("client_assertion", "x"))
+        let row = try XCTUnwrap(harness.database.queryOne("SELECT parameters FROM pushed_authorizations"))
+        let stored = try FormParser.parse(Array(row.string(0).utf8))
+        XCTAssertEqual(Set(stored.pairs.map(\.name)),
+                       ["client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge",
+                        "code_challenge_method", "ui_locales"])
+        XCTAssertLessThan(row.string(0).utf8.count, 1024)
+        XCTAssertEqual(harness.authorizeGET(Self.byReference(requestURI)).locationBase, "/login.html")
+    }
+
+    /// Review R1: a request larger than a `GET /authorize` could carry
+    /// (16 KiB of query) is refused, not stored.
+    func testARequestLargerThanAnAuthorizeRedirectIsRefusedAndNotStored() throws {
+        let long = H.authorizationParameters().setting("state", String(repeating: "s", count: 1024))
+            .setting("nonce", String(repeating: "n", count: 1024))
+        var resources = long
+        for index in 0..<20 { resources = resources.adding("resource", "https://api-\(index).example/" + String(repeating: "r", count: 800)) }
+        try assertDatabaseUnchanged("oversized") {
+            let response = push(resources)
+            assertOAuthError(response, "invalid_request")
+            XCTAssertEqual(response.jsonObject()["error_description"] as? String,
+                           "the pushed request is larger than an authorization request may be")
+        }
+        XCTAssertEqual(push(long).status, 201, "the largest state and nonce are well within the bound")
+    }
+
     func testOnlyPOSTIsAllowed() throws {
         for method in ["GET", "PUT", "DELETE", "HEAD"] {
             try assertDatabaseUnchanged(method) {

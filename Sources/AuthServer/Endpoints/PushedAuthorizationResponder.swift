@@ -48,8 +48,9 @@ public final class PushedAuthorizationResponder: Responder {
             try checkNoRequestURI(form)
             let proof = try dpop.authorizationServerProof(request, path: "/par", required: false, clientID: client.clientID)
             let pushed = try binding(authorizationParameters(form, client: client), to: proof)
+            let encoded = try PushedAuthorizations.Encoded(pushed)
             try validate(pushed)
-            let requestURI = try services.pushedAuthorizations.push(pushed, clientID: client.clientID)
+            let requestURI = try services.pushedAuthorizations.push(encoded, clientID: client.clientID)
             // §2.2: "the server MUST generate a request URI and provide it in
             // the response with a 201 HTTP status code"; like every reply
             // that carries a credential, never cached (RFC 6749 §5.1).
@@ -84,12 +85,16 @@ public final class PushedAuthorizationResponder: Responder {
     }
 
     /// The authorization request the client pushed, as /authorize will see
-    /// it: its own parameters, with `client_id` the authenticated client's.
-    /// (§2.1: client authentication parameters "are relied upon only for
-    /// client authentication and are not germane to the authorization
-    /// request itself"; `client_secret` never gets this far.)
+    /// it: the parameters an authorization request has
+    /// (`AuthorizationRequestValidator.understoodParameters`; RFC 6749 §3.1:
+    /// the server "MUST ignore unrecognized request parameters", so nothing
+    /// else is stored), with `client_id` the authenticated client's. (§2.1:
+    /// client authentication parameters "are relied upon only for client
+    /// authentication and are not germane to the authorization request
+    /// itself"; `client_secret` never gets this far.)
     func authorizationParameters(_ form: FormParameters, client: Client) -> FormParameters {
-        FormParameters(pairs: [("client_id", client.clientID)] + form.pairs.filter { $0.name != "client_id" })
+        let understood = form.pairs.filter { $0.name != "client_id" && AuthorizationRequestValidator.understoodParameters.contains($0.name) }
+        return FormParameters(pairs: [("client_id", client.clientID)] + understood)
     }
 
     /// §2.1: "3. Validate the pushed request as it would an authorization

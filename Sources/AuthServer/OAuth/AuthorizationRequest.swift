@@ -35,6 +35,19 @@ public struct AuthorizationRequestValidator {
     let requirePushedRequests: Bool
     static let maximumStateBytes = 1024
 
+    /// Every parameter some step of `validate` (or /authorize, for
+    /// `ui_locales`) reads. RFC 6749 §3.1: "The authorization server MUST
+    /// ignore unrecognized request parameters", so a request is these and
+    /// nothing else: /par keeps only these (RFC 9126 §2.1 says the pushed
+    /// request is validated "as it would an authorization request"), which
+    /// bounds what anyone can make the issuer store.
+    public static let understoodParameters: Set<String> = [
+        "client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce", "code_challenge",
+        "code_challenge_method", "prompt", "max_age", "login_hint", "id_token_hint", "dpop_jkt", "resource", "ui_locales",
+        // Read only to be refused (checkNoRequestObjects), never ignored.
+        "request", "request_uri",
+    ]
+
     public init(clients: ClientRegistry, hints: IDTokenHintVerifier, apis: APIRegistry, issuer: String,
                 requirePushedRequests: Bool = false) {
         self.clients = clients

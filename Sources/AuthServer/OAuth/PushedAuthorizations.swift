@@ -16,10 +16,19 @@ public final class PushedAuthorizations {
     /// using the form urn:ietf:params:oauth:request_uri:<reference-value>".
     public static let requestURIPrefix = "urn:ietf:params:oauth:request_uri:"
 
+    /// The most a stored request may hold, percent-encoded: what a client
+    /// that does not push can send, the query of a `GET /authorize`, whose
+    /// request line nginx caps at 16 KiB (`large_client_header_buffers`).
+    /// A pushed request is never more than the redirect it replaces; without
+    /// a bound, anyone with a public client id could make the issuer keep
+    /// 170 KB a request for 90 s (and fill its disk).
+    static let maximumStoredBytes = 16 * 1024
+
     /// What push() stores is a parsed form encoded again, every byte
-    /// outside RFC 3986's unreserved set percent-escaped: up to three times
-    /// the bytes of the body it came from, never more parameters.
-    static let storedFormLimits = FormLimits(maximumBytes: 3 * FormLimits.standard.maximumBytes,
+    /// outside RFC 3986's unreserved set percent-escaped, at most
+    /// `maximumStoredBytes`; never more parameters than the body it came
+    /// from, nor longer values once decoded.
+    static let storedFormLimits = FormLimits(maximumBytes: maximumStoredBytes,
                                              maximumParameters: FormLimits.standard.maximumParameters,
                                              maximumValueBytes: FormLimits.standard.maximumValueBytes)
 
@@ -31,15 +40,30 @@ public final class PushedAuthorizations {
         self.clock = clock
     }
 
+    /// A pushed request as it will be stored: percent-encoded, and refused
+    /// when larger than `maximumStoredBytes` (before any other check, so an
+    /// oversized push costs no validation either).
+    public struct Encoded {
+        let text: String
+
+        public init(_ parameters: FormParameters) throws {
+            text = FormParser.encode(parameters.pairs.map { ($0.name, $0.value) })
+            guard text.utf8.count <= PushedAuthorizations.maximumStoredBytes else {
+                throw OAuthError.invalidRequest("the pushed request is larger than an authorization request may be",
+                                                detail: "pushed request of \(text.utf8.count) bytes encoded, over \(PushedAuthorizations.maximumStoredBytes)")
+            }
+        }
+    }
+
     /// Stores validated parameters for `clientID`; returns the request_uri
     /// (shown once, to the client). §2.2: the request_uri "MUST contain some
     /// part generated using a cryptographically strong pseudorandom
     /// algorithm such that it is computationally infeasible to predict or
     /// guess a valid value": 256 random bits.
-    public func push(_ parameters: FormParameters, clientID: String) throws -> String {
+    public func push(_ parameters: Encoded, clientID: String) throws -> String {
         let requestURI = Self.requestURIPrefix + SecureRandom.token(byteCount: 32)
         let now = clock()
-        let encoded = FormParser.encode(parameters.pairs.map { ($0.name, $0.value) })
+        let encoded = parameters.text
         try storage.write {
             try $0.pushedAuthorizations.insert(requestURIHash: SecretHash.of(requestURI), clientID: clientID, parameters: encoded,
                                                createdAt: now, expiresAt: now + Int64(Self.lifetime))
