@@ -254,6 +254,8 @@ final class WebAuthnTests: XCTestCase {
         refused(.unsupportedAlgorithm, [1: .int(1), 3: .int(-8), -1: .int(4), -2: .bytes(ed.publicKey)])  // X25519
         refused(.badPublicKey, [1: .int(1), 3: .int(-8), -1: .int(6), -2: .bytes(Array(ed.publicKey.prefix(31)))])
         refused(.badPublicKey, [1: .int(2), 3: .int(-8), -1: .int(6), -2: .bytes(ed.publicKey)])
+        // Review R3: the identity point verifies an all-zero signature.
+        refused(.badPublicKey, [1: .int(1), 3: .int(-8), -1: .int(6), -2: .bytes([1] + [UInt8](repeating: 0, count: 31))])
         refused(.unsupportedAlgorithm, [1: .int(4), 3: .int(5), -1: .bytes(SecureRandom.bytes(32))])  // a symmetric key, HMAC
         refused(.badPublicKey, [1: .text("EC2"), 3: .int(-7)])
         assertRefused(.badPublicKey) { try COSEPublicKey.parse(CBORValue.array([]).encoded) }

@@ -44,8 +44,10 @@ public final class ProofVerificationKey {
         return ProofVerificationKey(taking: key, algorithm: .es256)
     }
 
-    /// An Ed25519 public key (RFC 8037 §2: `x`, 32 bytes).
+    /// An Ed25519 public key (RFC 8037 §2: `x`, 32 bytes), never one of
+    /// small order (WeakPublicKeys: it would verify an all-zero signature).
     public static func ed25519(x: [UInt8]) throws -> ProofVerificationKey {
+        guard !WeakPublicKeys.isSmallOrderEd25519(x) else { throw OpenSSLError("an Ed25519 point of small order") }
         guard x.count == 32,
               let key = x.withUnsafeBufferPointer({ EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, 32) }) else {
             _ = OpenSSLError.drainErrorQueue()

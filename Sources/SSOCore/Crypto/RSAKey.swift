@@ -60,6 +60,9 @@ public final class RSAKey {
     private static func checked(_ key: RSAKey) throws -> RSAKey {
         guard EVP_PKEY_get_base_id(key.pkey) == EVP_PKEY_RSA else { throw OpenSSLError("key is not RSA") }
         guard key.bits >= 2048 else { throw OpenSSLError("RSA key shorter than 2048 bits") }
+        guard WeakPublicKeys.isUsableRSAExponent(try key.publicComponents().exponent) else {
+            throw OpenSSLError("RSA public exponent below 3 or even")
+        }
         return key
     }
 

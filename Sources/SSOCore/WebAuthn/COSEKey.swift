@@ -87,8 +87,7 @@ public struct COSEPublicKey {
                 return COSEPublicKey(algorithm: algorithm, key: try ProofVerificationKey.ed25519(x: x))
             case .rs256:
                 let n = try bytes(Label.n, "n"), e = try bytes(Label.e, "e")
-                // e odd and at least 3 (RFC 8017 §3.1); RSAKey refuses moduli under 2048 bits.
-                guard e.last! & 1 == 1, e.dropLast().contains(where: { $0 != 0 }) || e.last! > 1 else { throw WebAuthnError(.badPublicKey, "RSA exponent") }
+                // RSAKey refuses moduli under 2048 bits and exponents below 3 or even (WeakPublicKeys).
                 return COSEPublicKey(algorithm: algorithm, key: try RSAKey.publicKey(modulus: n, exponent: e))
             }
         } catch let error as WebAuthnError {
