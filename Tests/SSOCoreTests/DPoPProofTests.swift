@@ -112,6 +112,50 @@ final class DPoPProofTests: XCTestCase {
         assertRefused(try rsaProof(modulusBytes: 256, exponent: [1, 0, 0, 0, 1]), .badKey)
     }
 
+    /// Review R5: an authority with two ports lost its last `:443` and
+    /// passed for the other; RFC 3986 §3.2 has one port at most.
+    func testHTUMustHaveAWellFormedAuthority() throws {
+        let key = try ES256PrivateKey.generate()
+        let jwk = try key.publicJWK()
+        let header: [String: Any] = ["typ": "dpop+jwt", "alg": "ES256", "jwk": ["kty": "EC", "crv": "P-256", "x": jwk.x!, "y": jwk.y!]]
+        func withHTU(_ htu: String) throws -> String {
+            try proof(header: header, claims: ["jti": UUID().uuidString, "htm": "POST", "htu": htu, "iat": now], key: key)
+        }
+        let onPort = DPoPRequest(method: "POST", uri: "https://issuer.example:8443/token")
+        for htu in ["https://issuer.example:8443:443/token", "https://issuer.example:443:8443/token", "https://issuer.example:8443:/token",
+                    "https://user@issuer.example:8443/token", "https://issuer.example:84a3/token", "https://:8443/token",
+                    "https://issuer.example:108443/token", "https://[::1/token", "https://iss uer.example:8443/token"] {
+            assertRefused(try withHTU(htu), .wrongURI, for: onPort)
+        }
+        XCTAssertNoThrow(try DPoPProof.verify(try withHTU("https://ISSUER.example:8443/token"), for: onPort, now: now))
+        for htu in ["https://issuer.example:/token", "https://issuer.example:443/token", "https://issuer.example:0443/token"] {
+            XCTAssertNoThrow(try DPoPProof.verify(try withHTU(htu), for: request, now: now), htu)
+        }
+        XCTAssertEqual(DPoPProof.normalizedURI("https://[::1]:8443/token"), "https://[::1]:8443/token")
+        XCTAssertEqual(DPoPProof.normalizedURI("https://[::1]:443"), "https://[::1]/")
+        XCTAssertNil(DPoPProof.normalizedURI("https://[::1]x:443/"))
+        XCTAssertNil(DPoPProof.normalizedURI("https://issuer.example:65536/"))
+    }
+
+    /// Review R3: keys that sign nothing, yet verify: an RSA exponent of 1
+    /// (the signature is the padded hash itself) or an even one, and the
+    /// Ed25519 identity point (an all-zero signature verifies anything).
+    func testProofKeysWithoutAPrivateKeyAreRefused() throws {
+        let claims: [String: Any] = ["jti": "weak", "htm": "POST", "htu": "https://issuer.example/token", "iat": now]
+        func unsigned(_ header: [String: Any], signature: [UInt8]) throws -> String {
+            Base64URL.encode(try JSONSerialization.data(withJSONObject: header)) + "."
+                + Base64URL.encode(try JSONSerialization.data(withJSONObject: claims)) + "." + Base64URL.encode(signature)
+        }
+        let identity = [1] + [UInt8](repeating: 0, count: 31)
+        assertRefused(try unsigned(["typ": "dpop+jwt", "alg": "EdDSA", "jwk": ["kty": "OKP", "crv": "Ed25519", "x": Base64URL.encode(identity)]],
+                                   signature: [UInt8](repeating: 0, count: 64)), .badKey)
+        let (n, _) = try RSAKey.generate(bits: 2048).publicComponents()
+        for e: [UInt8] in [[1], [1, 0, 0]] {
+            assertRefused(try unsigned(["typ": "dpop+jwt", "alg": "RS256", "jwk": ["kty": "RSA", "n": Base64URL.encode(n), "e": Base64URL.encode(e)]],
+                                       signature: [UInt8](repeating: 1, count: 256)), .badKey)
+        }
+    }
+
     /// A proof signed by the openssl command (DER signature converted to
     /// R || S here, as every JOSE library does) verifies: the verifier
     /// agrees with an implementation it did not write.

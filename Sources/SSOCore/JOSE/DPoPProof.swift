@@ -208,12 +208,48 @@ public enum DPoPProof {
         guard scheme == "https" || scheme == "http" else { return nil }
         let rest = text[text.index(colon, offsetBy: 3)...]
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        var authority = rest[..<slash].asciiLowercased()
-        guard !authority.isEmpty, !authority.contains("@") else { return nil }
-        let defaultPort = scheme == "https" ? ":443" : ":80"
-        if authority.hasSuffix(defaultPort) { authority.removeLast(defaultPort.count) }
+        guard let (host, port) = hostAndPort(rest[..<slash]) else { return nil }
         let path = rest[slash...]
+        let defaultPort = scheme == "https" ? 443 : 80
+        let authority = host.asciiLowercased() + (port == nil || port == defaultPort ? "" : ":\(port!)")
         return scheme + "://" + authority + (path.isEmpty ? "/" : String(path))
+    }
+
+    /// RFC 3986 §3.2: authority = [ userinfo "@" ] host [ ":" port ], where
+    /// host is an IP-literal in brackets or a reg-name (unreserved,
+    /// pct-encoded, sub-delims: no ":"), and port = *DIGIT. No userinfo
+    /// here (an htu never names a user), and anything else, such as
+    /// `host:8443:443`, is not an authority: it used to lose its last
+    /// `:443` and pass for `host:8443`. An empty port is the default
+    /// (§6.2.3); a port is a number up to 65535.
+    static func hostAndPort(_ authority: Substring) -> (host: Substring, port: Int?)? {
+        let host: Substring, portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[...close]
+            let after = authority[authority.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else { return nil }
+            portText = after.isEmpty ? nil : after.dropFirst()
+            guard host.dropFirst().dropLast().utf8.allSatisfy({ isRegNameByte($0) || $0 == UInt8(ascii: ":") }) else { return nil }
+        } else {
+            let parts = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            host = parts[0]
+            portText = parts.count == 2 ? parts[1] : nil
+            guard host.utf8.allSatisfy(isRegNameByte) else { return nil }
+        }
+        guard !host.isEmpty else { return nil }
+        guard let portText, !portText.isEmpty else { return (host, nil) }
+        guard portText.utf8.count <= 5, portText.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              let port = Int(portText), (1...65535).contains(port) else { return nil }
+        return (host, port)
+    }
+
+    /// unreserved / pct-encoded ("%" and hex digits) / sub-delims (RFC 3986 §2).
+    static func isRegNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: Array("-._~%!$&'()*+,;=".utf8).contains(byte)
+        }
     }
 }
 
