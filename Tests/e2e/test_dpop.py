@@ -166,6 +166,46 @@ def test_a_bound_refresh_token_needs_its_key_and_keeps_it_through_rotation_and_t
     assert next_one.status_code == 200
 
 
+def test_an_unbound_refresh_token_refreshed_with_a_proof_yields_a_bound_successor(stack, http):
+    """Review R2. RFC 9449 §5: a public client's refresh token issued in
+    answer to a request with a proof MUST be bound to its key. A family
+    issued without DPoP is bound from its first refresh with a proof: the
+    successor works with that key only, and a copy of the spent unbound
+    token gets no bearer token in the grace window either."""
+    client = "dpop-upgrade-" + secrets.token_hex(3)
+    assert stack.ssoctl("client", "add", client, "--redirect-uri", "myapp:auth/callback", "--scope", "openid",
+                        "--scope", "offline_access").returncode == 0
+    app = App(stack, http, client_id=client, scope="openid offline_access")
+    issued = app.exchange(app.sign_in())
+    assert issued.status_code == 200 and issued.json()["token_type"] == "Bearer", issued.text
+    unbound = issued.json()["refresh_token"]
+    form = {"grant_type": "refresh_token", "client_id": client}
+    key = ProofKey()
+    rotated, nonce = token_request(http, stack.issuer, {**form, "refresh_token": unbound}, key)
+    assert rotated.status_code == 200 and rotated.json()["token_type"] == "DPoP", rotated.text
+    successor = rotated.json()["refresh_token"]
+    assert stack.query("SELECT dpop_jkt FROM refresh_tokens WHERE client_id = ? AND used_at IS NULL", client) == [(key.thumbprint,)]
+    # The spent unbound token, retried in the grace window without the key: no bearer token.
+    copy = http.post(stack.issuer + "/token", data={**form, "refresh_token": unbound})
+    assert copy.status_code == 400 and copy.json()["error"] == "invalid_dpop_proof", copy.text
+    # The successor: not without a proof, not with another key.
+    bearer = http.post(stack.issuer + "/token", data={**form, "refresh_token": successor})
+    assert bearer.status_code == 400 and bearer.json()["error"] == "invalid_dpop_proof", bearer.text
+    other, _ = token_request(http, stack.issuer, {**form, "refresh_token": successor}, ProofKey(), nonce=nonce)
+    assert other.status_code == 400 and other.json()["error"] == "invalid_grant", other.text
+    # The key holder's retry in the grace window gets the same bound successor.
+    again, nonce = token_request(http, stack.issuer, {**form, "refresh_token": unbound}, key, nonce=nonce)
+    assert again.status_code == 200 and again.json()["refresh_token"] == successor, again.text
+    # Once the client is switched to --require-dpop, an unbound family is refused without a proof.
+    other_app = App(stack, stack.session(), client_id=client, scope="openid offline_access")
+    still_unbound = other_app.exchange(other_app.sign_in()).json()["refresh_token"]
+    assert stack.ssoctl("client", "update", client, "--require-dpop").returncode == 0
+    refused = http.post(stack.issuer + "/token", data={**form, "refresh_token": still_unbound})
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_dpop_proof", refused.text
+    bound, _ = token_request(http, stack.issuer, {**form, "refresh_token": still_unbound}, key, nonce=nonce)
+    assert bound.status_code == 200 and bound.json()["token_type"] == "DPoP", bound.text
+
+
 def revoke(stack, http, token, key=None, nonce=None, auth=None):
     """POST /revoke as mobile-app-001 (or with `auth`), with a proof by `key`
     when given (answering one use_dpop_nonce, as token_request does)."""

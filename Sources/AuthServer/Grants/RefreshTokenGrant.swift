@@ -37,7 +37,8 @@ public final class RefreshTokenGrant {
         // originally granted by the resource owner, and if omitted is treated
         // as equal to the scope originally granted." Checked before rotation.
         let outcome = try rotation.present(token, clientID: client.clientID, lifetime: services.settings.lifetimes.refreshToken(for: client),
-                                           gracePeriod: services.settings.lifetimes.refreshGracePeriod) { presented in
+                                           gracePeriod: services.settings.lifetimes.refreshGracePeriod,
+                                           binding: DPoPBinding.refreshTokenKey(dpopJKT, client: client)) { presented in
             // Before anything else, and before a spent token's reuse revokes
             // its family: without the key, a copied token changes nothing.
             try DPoPBinding.check(presented: dpopJKT, boundTo: presented.dpopJKT, what: "refresh token")
@@ -53,6 +54,11 @@ public final class RefreshTokenGrant {
         switch outcome {
         case .rotated(let token, let issued): (successor, record) = (token, issued)
         case .replayed(let token, let issued):
+            // The successor may be bound although the spent token was not
+            // (its rotation carried the app's first proof): the retry must
+            // then come with that key, or it would hand a bearer access
+            // token to whoever copied the spent, unbound token.
+            try DPoPBinding.check(presented: dpopJKT, boundTo: issued.dpopJKT, what: "refresh token")
             (successor, record) = (token, issued)
             SecurityEvents.refreshGraceRetry()
         case .refused(let reason):

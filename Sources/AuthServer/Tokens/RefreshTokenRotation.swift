@@ -35,8 +35,9 @@ public final class RefreshTokenRotation {
 
     /// `check` runs on the presented token's record before the write unit
     /// commits; what it throws leaves the database as it was (the unit rolls
-    /// back, a claim with it).
-    public func present(_ token: String, clientID: String, lifetime: Int, gracePeriod: Int,
+    /// back, a claim with it). `binding`: the DPoP key the successor is
+    /// bound to when the presented token is bound to none (see `rotate`).
+    public func present(_ token: String, clientID: String, lifetime: Int, gracePeriod: Int, binding: String? = nil,
                         check: (RefreshTokenRecord) throws -> Void = { _ in }) throws -> RefreshRotationOutcome {
         guard !token.isEmpty, token.utf8.count <= 256 else { return .refused("unknown refresh token") }
         let hash = SecretHash.of(token)
@@ -58,8 +59,13 @@ public final class RefreshTokenRotation {
                 var record = RefreshTokenRecord(familyID: claimed.familyID, clientID: claimed.clientID, userID: claimed.userID,
                                                 sid: claimed.sid, scope: claimed.scope, authTime: claimed.authTime,
                                                 expiresAt: now + Int64(lifetime))
-                // RFC 9449 §5: the binding to the client's key stays with the family.
-                record.dpopJKT = claimed.dpopJKT
+                // RFC 9449 §5: the binding to the client's key stays with the
+                // family; and "refresh tokens issued to public clients [in
+                // answer to a request with a proof] MUST be bound to the
+                // respective public key", so a family issued without DPoP is
+                // bound from the first refresh that sends a proof on (a copy
+                // of the spent unbound token is reuse, as any other).
+                record.dpopJKT = claimed.dpopJKT ?? binding
                 try tx.refreshTokens.insert(tokenHash: next.tokenHash, record, createdAt: now)
                 return .rotated(successor: successor, record: record)
             }
