@@ -330,6 +330,52 @@ final class LoginResponderTests: SignInTestCase {
         XCTAssertEqual(harness.authorizeGET(H.authorizationParameters(), cookies: ["sso_session": first.sessionSecret]).locationBase, "/login.html")
     }
 
+    /// Found by the code review: the replaced session ended, but its
+    /// refresh tokens and device secrets stayed alive (a bare end of the
+    /// session row); they end with it, as at logout.
+    func testTheReplacedSessionsRefreshTokensEndWithIt() throws {
+        let first = try harness.signIn()
+        let issued = harness.tokenPOST(H.codeExchange(code: first.code)).jsonObject()
+        let refreshToken = try XCTUnwrap(issued["refresh_token"] as? String)
+        let pending = try harness.startLogin(H.authorizationParameters().adding("prompt", "login"),
+                                             cookies: ["sso_session": first.sessionSecret])
+        XCTAssertNotNil(harness.submitLogin(pending).locationQuery["code"])
+        XCTAssertEqual(try issuer.count("refresh_tokens", "revoked_at IS NULL AND used_at IS NULL"), 0)
+        let refreshed = harness.tokenPOST(RequestParameters([("grant_type", "refresh_token"), ("refresh_token", refreshToken),
+                                                             ("client_id", "mobile-app-001")]))
+        XCTAssertEqual(refreshed.jsonObject()["error"] as? String, "invalid_grant")
+    }
+
+    /// Review R6: a sign-in that waited at /login while an administrator
+    /// changed the client completes under the registration as it is then.
+    func testAPendingSignInIsAnsweredUnderTheRegistrationAsItIsWhenItCompletes() throws {
+        var removeRedirect = ClientChanges()
+        removeRedirect.removeRedirectURIs = [H.customSchemeRedirect]
+        var pending = try harness.startLogin()
+        _ = try harness.services.clients.update(clientID: "mobile-app-001", removeRedirect)
+        var response = harness.submitLogin(pending)
+        XCTAssertEqual(response.status, 400)
+        XCTAssertNil(response.location, "never redirected to a URI no longer registered")
+        XCTAssertEqual(response.logDetail, "signed in, but the client's registration changed: redirect_uri is not registered for client mobile-app-001")
+        XCTAssertEqual(try issuer.count("authorization_codes"), 0)
+        XCTAssertEqual(try issuer.count("sso_sessions"), 0)
+        XCTAssertEqual(try issuer.count("pending_authorizations"), 0, "the request is spent")
+
+        var removeScope = ClientChanges()
+        removeScope.removeScopes = ["api:serverB"]
+        pending = try harness.startLogin(H.authorizationParameters(redirectURI: H.loopbackRedirect))
+        _ = try harness.services.clients.update(clientID: "mobile-app-001", removeScope)
+        response = harness.submitLogin(pending)
+        XCTAssertEqual(response.status, 303)
+        XCTAssertEqual(response.locationQuery["error"], "invalid_scope")
+        XCTAssertEqual(response.locationQuery["state"], "state-123")
+        XCTAssertNil(response.locationQuery["code"])
+        XCTAssertEqual(try issuer.count("authorization_codes"), 0)
+
+        pending = try harness.startLogin(H.authorizationParameters(redirectURI: H.loopbackRedirect, scope: "openid profile"))
+        XCTAssertNotNil(harness.submitLogin(pending).locationQuery["code"], "what the registration still allows completes")
+    }
+
     func testCodesSessionSecretsAndFormTokensAreNeverStoredInClear() throws {
         let pending = try harness.startLogin()
         let response = harness.submitLogin(pending)

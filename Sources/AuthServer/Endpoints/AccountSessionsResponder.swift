@@ -63,13 +63,7 @@ public final class AccountSessionsResponder: Responder {
 
     func endAll(_ signedIn: AccountRequestGuard.SignedIn, address: String) throws -> Response {
         let user = signedIn.user, now = services.clock()
-        let ended = try services.storage.write { tx -> [String] in
-            let ended = try tx.sessions.endAll(userID: user.id, at: now)
-            // Every session row of the user, ended or not: a refresh token or
-            // device secret outlives the session it names only if revoked here.
-            for sid in try tx.sessions.sids(userID: user.id) { try SessionBoundCredentials.revokeAll(sid: sid, tx, now: now) }
-            return ended
-        }
+        let ended = try services.storage.write { tx in try SessionBoundCredentials.endEverySession(userID: user.id, tx, now: now) }
         SecurityEvents.signedOutEverywhere(user: user.email, ip: address, sid: signedIn.session.sid, ended: ended.count)
         return signedOut().logging("user \(user.id) signed out everywhere (\(ended.count) sessions)")
     }

@@ -27,9 +27,15 @@ public final class LoginResponder: Responder {
     var totp: TOTPEnrolments { services.totp }
     var marks: PasswordVerifiedMarks { services.passwordMarks }
 
+    /// Checks the pending request against the client's registration as it
+    /// is when the sign-in completes.
+    let validator: AuthorizationRequestValidator
+
     public init(services: IssuerServices) throws {
         self.services = services
         decoyHash = try services.hasher.hash(password: SecureRandom.token())
+        validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints, apis: services.apis,
+                                                  issuer: services.settings.issuer)
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -251,6 +257,9 @@ public final class LoginResponder: Responder {
         /// The request's id_token_hint named someone else: it is consumed and
         /// answered with an error, and no session is made for this user.
         case otherUserThanHinted(AuthorizationRequest)
+        /// The client's registration no longer allows the request (review
+        /// R6): it is consumed and refused, and no session is made.
+        case refusedByRegistration(AuthorizationFailure)
     }
 
     /// One transaction: `claim` takes the pending request (nil: it is gone,
@@ -270,8 +279,13 @@ public final class LoginResponder: Responder {
                 if let expected = authorization.expectedSubject, !expected.bytesEqual(user.subject) {
                     return .otherUserThanHinted(authorization)
                 }
+                do { try validator.recheckRegistration(authorization) } catch let failure as AuthorizationFailure {
+                    return .refusedByRegistration(failure)
+                }
                 let lifetimes = services.settings.lifetimes
-                if let replaced = consumed.replacesSID { try tx.sessions.end(sid: replaced, at: clock()) }
+                // The browser's earlier sign-in ends with everything bound to
+                // it (its apps' refresh tokens and device secrets), as at logout.
+                if let replaced = consumed.replacesSID { try SessionBoundCredentials.endSession(replaced, tx, now: clock()) }
                 let (session, secret) = try services.sessions.create(userID: user.id, lifetime: lifetimes.ssoSession, amr: amr,
                                                                      address: step.address, userAgent: step.userAgent, tx)
                 let code = try services.codes.issue(AuthorizationCodeGrantRecord(
@@ -295,6 +309,18 @@ public final class LoginResponder: Responder {
                 redirectURI: request.redirectURI, error: OAuthError(.loginRequired, "the user who signed in is not the one id_token_hint names"),
                 state: request.state, issuer: issuer)
                 .logging("signed in as user \(user.id), but id_token_hint named another subject; no session made")
+            response.addCookie(.expired(name: PendingAuthorizations.cookieName, path: "/login"))
+            return response
+        case .refusedByRegistration(let failure):
+            var response: Response
+            switch failure {
+            case .errorPage(let message, _, let detail):
+                response = ErrorPage.render(title: "error.signin_title", message: message, messages: step.messages,
+                                            detail: "signed in, but the client's registration changed: \(detail)")
+            case .redirect(let redirectURI, let state, let error):
+                response = AuthorizationResponse.error(redirectURI: redirectURI, error: error, state: state, issuer: issuer)
+                    .logging("signed in, but the client's registration changed: \(error.logDetail)")
+            }
             response.addCookie(.expired(name: PendingAuthorizations.cookieName, path: "/login"))
             return response
         }

@@ -75,19 +75,49 @@ public struct AuthorizationRequestValidator {
     }
 
     func checkClientAndRedirectURI(_ parameters: FormParameters) throws -> (Client, String) {
-        let clientID = try trustedParameter(parameters, "client_id")
+        let client = try registeredClient(trustedParameter(parameters, "client_id"))
+        // OIDC Core §3.1.2.1: redirect_uri is REQUIRED.
+        let redirectURI = try trustedParameter(parameters, "redirect_uri")
+        try checkRedirectURI(redirectURI, client: client)
+        return (client, redirectURI)
+    }
+
+    func registeredClient(_ clientID: String) throws -> Client {
         guard let client = try clients.find(clientID: clientID) else {
             throw AuthorizationFailure.errorPage(message: PageText("error.unknown_client"), description: "client_id is not a registered client",
                                                  detail: "unknown client_id")
         }
-        // OIDC Core §3.1.2.1: redirect_uri is REQUIRED.
-        let redirectURI = try trustedParameter(parameters, "redirect_uri")
+        return client
+    }
+
+    /// RFC 9700 §2.1: redirect URIs are compared by exact string matching
+    /// (loopback ports aside, RedirectURIMatcher).
+    func checkRedirectURI(_ redirectURI: String, client: Client) throws {
         guard RedirectURIMatcher.matches(requested: redirectURI, registered: client.redirectURIs) else {
             throw AuthorizationFailure.errorPage(message: PageText("error.unregistered_redirect"),
                                                  description: "redirect_uri is not registered for this client",
                                                  detail: "redirect_uri is not registered for client \(client.clientID)")
         }
-        return (client, redirectURI)
+    }
+
+    /// A request validated when it arrived, checked again when the sign-in
+    /// it waited for completes: an administrator may have changed the
+    /// client meanwhile (`ssoctl client update|delete`), and the answer is
+    /// given under the registration as it is now, as a pushed request is
+    /// when /authorize claims it (RFC 9126 §4). A redirect URI removed
+    /// since is an error page (RFC 6749 §4.1.2.1: never redirect to an
+    /// unregistered URI); a grant type or a scope the client lost is an
+    /// error sent back to the client.
+    public func recheckRegistration(_ request: AuthorizationRequest) throws {
+        let client = try registeredClient(request.clientID)
+        try checkRedirectURI(request.redirectURI, client: client)
+        do {
+            try checkGrantType(client)
+            try ScopeParameter.checkKnown(request.scope, apis: apis)
+            try ScopeParameter.checkAllowed(request.scope, for: client)
+        } catch let error as OAuthError {
+            throw AuthorizationFailure.redirect(redirectURI: request.redirectURI, state: request.state, error: error)
+        }
     }
 
     /// client_id or redirect_uri: until both are checked nothing may be sent

@@ -1,6 +1,9 @@
 import IssuerStorage
 
-/// What ends with an SSO session, in the caller's write unit.
+/// What ends with an SSO session, in the caller's write unit. The only way
+/// the issuer ends sessions: a bare `tx.sessions.end` would leave the
+/// session's refresh tokens and device secrets alive (the login responder
+/// once did), and no endpoint calls one (SessionEndingRuleTests).
 public enum SessionBoundCredentials {
     public static func revokeAll(sid: String, _ tx: any IssuerWrites, now: Int64) throws {
         // Refresh tokens of every app of the session, including those a
@@ -19,5 +22,14 @@ public enum SessionBoundCredentials {
     public static func endSession(_ sid: String, _ tx: any IssuerWrites, now: Int64) throws {
         try tx.sessions.end(sid: sid, at: now)
         try revokeAll(sid: sid, tx, now: now)
+    }
+
+    /// Ends every live session of the user and revokes what is bound to
+    /// any session row of theirs, ended or not (a refresh token outlives the
+    /// session it names only if revoked here); returns the sids it ended.
+    public static func endEverySession(userID: Int64, _ tx: any IssuerWrites, now: Int64) throws -> [String] {
+        let ended = try tx.sessions.endAll(userID: userID, at: now)
+        for sid in try tx.sessions.sids(userID: userID) { try revokeAll(sid: sid, tx, now: now) }
+        return ended
     }
 }

@@ -139,11 +139,7 @@ public final class AccountChanges {
     }
 
     private func endSignIns(of user: User, _ tx: any IssuerWrites) throws -> AccountChangeResult {
-        let now = clock()
-        let ended = try tx.sessions.endAll(userID: user.id, at: now)
-        // Every session of the user, ended or not: a refresh token outlives
-        // the session row it names only if revoked here.
-        for sid in try tx.sessions.sids(userID: user.id) { try SessionBoundCredentials.revokeAll(sid: sid, tx, now: now) }
+        let ended = try SessionBoundCredentials.endEverySession(userID: user.id, tx, now: clock())
         try tx.pendingAuthorizations.clearMarks(userID: user.id)
         return AccountChangeResult(user: user, endedSessions: ended)
     }
