@@ -102,3 +102,17 @@ public protocol RevokedAccessTokenStore: RevokedAccessTokenReads {
     /// Idempotent: revoking twice keeps one row.
     func revoke(jti: String, expiresAt: Int64) throws
 }
+
+/// Every access token of a grant (the refresh token family it was issued
+/// in, named by its `grant_id` claim) revoked at once, in the same list:
+/// a key that no jti can be (jtis are base64url, without ":"). `expiresAt`
+/// is when the last access token the grant can have issued expires.
+extension RevokedAccessTokenReads {
+    public func isRevoked(grantID: String) throws -> Bool { try isRevoked(jti: Self.key(grantID: grantID)) }
+
+    static func key(grantID: String) -> String { "grant:" + grantID }
+}
+
+extension RevokedAccessTokenStore {
+    public func revoke(grantID: String, expiresAt: Int64) throws { try revoke(jti: Self.key(grantID: grantID), expiresAt: expiresAt) }
+}

@@ -71,7 +71,8 @@ final class CodeRedemptionErrorTests: SignInTestCase {
         let (_, detail) = exchange(H.codeExchange(code: code))
         XCTAssertTrue(detail?.contains("revoked") ?? false)
         XCTAssertEqual(try issuer.count("refresh_tokens", "revoked_at IS NULL"), 0)
-        XCTAssertEqual(try issuer.count("revoked_access_tokens"), 1)
+        XCTAssertEqual(try issuer.count("revoked_access_tokens"), 2, "the first use's access token, and its grant's")
+        XCTAssertEqual(try issuer.count("revoked_access_tokens", "jti LIKE 'grant:%'"), 1)
     }
 
     func testRefreshReuseIsNamedInTheLogButNotOnTheWire() throws {

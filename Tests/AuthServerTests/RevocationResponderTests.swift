@@ -43,6 +43,25 @@ final class RevocationResponderTests: SessionEndpointsTestCase {
         XCTAssertFalse(try sessionEnded(tokens.sid), "revocation is not logout")
         XCTAssertEqual(introspect(refresh).bodyText, #"{"active":false}"#)
         XCTAssertEqual(introspect(rotated).bodyText, #"{"active":false}"#)
+        XCTAssertEqual(introspect(unrelated.accessToken).jsonObject()["active"] as? Bool, true)
+    }
+
+    /// RFC 7009 §2.1: revoking a refresh token "SHOULD also invalidate all
+    /// access tokens based on the same authorization grant". They carry the
+    /// grant as `grant_id`; the issuer refuses them at once (the resource
+    /// servers, offline, until they expire).
+    func testARevokedRefreshTokenTakesItsGrantsAccessTokensWithIt() throws {
+        let tokens = try signInAndExchange()
+        let family = try XCTUnwrap(refreshRow(try XCTUnwrap(tokens.refreshToken))?.familyID)
+        XCTAssertEqual(try harness.verifiedJWT(tokens.accessToken).claims["grant_id"] as? String, family)
+        let other = try signInAndExchange(cookies: [SSOSessions.cookieName: tokens.sessionSecret])
+        XCTAssertEqual(userinfoGET(tokens.accessToken).status, 200)
+        assertRevocationOK(revoke(try XCTUnwrap(tokens.refreshToken)))
+        XCTAssertEqual(userinfoGET(tokens.accessToken).status, 401)
+        XCTAssertEqual(introspect(tokens.accessToken).bodyText, #"{"active":false}"#)
+        XCTAssertEqual(try revokedJTIs()["grant:" + family], clock.now + Int64(harness.services.settings.lifetimes.accessToken))
+        XCTAssertEqual(userinfoGET(other.accessToken).status, 200, "another grant of the same session stays")
+        XCTAssertFalse(try sessionEnded(tokens.sid), "revocation is not logout")
     }
 
     func testHintsOnlyOrderTheSearch() throws {

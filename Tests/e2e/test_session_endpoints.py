@@ -116,6 +116,23 @@ def test_revoked_refresh_token_is_refused_by_the_refresh_grant(stack, http):
         assert http.post(stack.issuer + "/revoke", data={"token": token, "client_id": "mobile-app-001"}).status_code == 200
 
 
+def test_a_revoked_refresh_token_takes_its_grants_access_tokens_at_the_issuer(stack, http, service):
+    """RFC 7009 §2.1: revoking a refresh token SHOULD invalidate the access
+    tokens of the same grant; the code exchange's and every rotation's stop
+    at /userinfo and /introspect, another grant's do not."""
+    _, tokens = signed_in(stack, http)
+    rotated = refresh(stack, http, tokens["refresh_token"]).json()
+    _, other = signed_in(stack, stack.session())
+    for access_token in (tokens["access_token"], rotated["access_token"], other["access_token"]):
+        assert introspect(stack, http, service, access_token).json()["active"] is True
+    response = http.post(stack.issuer + "/revoke", data={"token": rotated["refresh_token"], "client_id": "mobile-app-001"})
+    assert response.status_code == 200
+    for access_token in (tokens["access_token"], rotated["access_token"]):
+        assert http.get(stack.issuer + "/userinfo", headers={"Authorization": "Bearer " + access_token}).status_code == 401
+        assert introspect(stack, http, service, access_token).json() == {"active": False}
+    assert introspect(stack, http, service, other["access_token"]).json()["active"] is True
+
+
 def test_revoked_access_token_stops_working_at_the_issuer(stack, http, service):
     _, tokens = signed_in(stack, http)
     bearer = {"Authorization": "Bearer " + tokens["access_token"]}

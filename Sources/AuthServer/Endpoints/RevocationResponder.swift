@@ -5,14 +5,16 @@ import SSOCore
 ///
 /// Choices where the RFC leaves room, or where this server departs from it:
 /// - A refresh token revokes its whole family, every rotation of the same
-///   grant (RFC 7009 §2.1: "the authorization server MAY revoke the
-///   respective access token as well"; RFC 9700 §4.14.2 families).
-/// - Access tokens issued from a revoked refresh token are not tracked one
-///   by one: they stay valid offline at the resource servers until they
-///   expire (at most GATEHOUSE_ACCESS_TOKEN_TTL), as RFC 7009 §2.1's
-///   "SHOULD also invalidate all access tokens" allows for self-contained
-///   tokens. A revoked access token itself is refused by userinfo and
-///   introspection at once.
+///   grant (RFC 9700 §4.14.2 families), and every access token the grant
+///   issued (RFC 7009 §2.1: "If the token passed to the request is a
+///   refresh token and the authorization server supports the revocation of
+///   access tokens, then the authorization server SHOULD also invalidate
+///   all access tokens based on the same authorization grant"): userinfo
+///   and introspection refuse them at once (GrantRevocation, by their
+///   `grant_id`); the resource servers, validating offline, honour them
+///   until they expire (at most GATEHOUSE_ACCESS_TOKEN_TTL), as for any
+///   self-contained token. A revoked access token itself is refused by
+///   userinfo and introspection at once.
 /// - A token issued to another client is NOT revoked, and the answer is the
 ///   same 200 as for a revoked or unknown token. RFC 7009 §2.1 says such a
 ///   request "is refused and the client is informed of the error", but an
@@ -64,7 +66,10 @@ public final class RevocationResponder: Responder {
         case .refreshToken(let details):
             guard details.clientID.bytesEqual(client.clientID) else { return }
             try checkBinding(dpopJKT, boundTo: details.record.dpopJKT, what: "refresh token")
-            try services.storage.write { try $0.refreshTokens.revokeFamily(details.familyID, at: services.clock()) }
+            try services.storage.write {
+                try GrantRevocation.revoke(familyID: details.familyID, accessTokenLifetime: services.settings.lifetimes.accessToken,
+                                           $0, now: services.clock())
+            }
         case .accessToken(let claims):
             guard claims.client_id.bytesEqual(client.clientID) else { return }
             try checkBinding(dpopJKT, boundTo: claims.cnf?.jkt, what: "access token")

@@ -84,6 +84,7 @@ public final class AuthorizationCodeGrant {
         // Native SSO §3.4.1: ds_hash and sid bind the ID token to the device
         // secret; the seed profile's di_hash to the device id, where allowed.
         grant.dsHash = issued.deviceSecret.map(NativeSSOHash.of)
+        grant.grantID = issuing.familyID
         grant.diHash = try deviceIDBinding.diHash(deviceID: deviceID, grantedScope: issued.record.scope, client: client)
         let tokens = try services.tokenIssuer.sign(grant)
         var body = TokenResponseBody(access_token: tokens.accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT),
@@ -93,12 +94,15 @@ public final class AuthorizationCodeGrant {
         return body
     }
 
-    /// RFC 6749 §4.1.2: a proven replay revokes the refresh token family,
-    /// the device secrets and the access token the first use issued.
+    /// RFC 6749 §4.1.2: a proven replay revokes the refresh token family
+    /// with its access tokens, the device secrets and the access token the
+    /// first use issued.
     func revokeWhatTheFirstUseIssued(_ code: String, _ familyID: String?, _ previousJTI: String?) throws {
         let now = services.clock()
         try services.storage.write { tx in
-            if let familyID { try tx.refreshTokens.revokeFamily(familyID, at: now) }
+            if let familyID {
+                try GrantRevocation.revoke(familyID: familyID, accessTokenLifetime: services.settings.lifetimes.accessToken, tx, now: now)
+            }
             try tx.deviceSecrets.revokeAll(issuedByCodeHash: SecretHash.of(code), at: now)
             if let previousJTI {
                 try tx.revokedAccessTokens.revoke(jti: previousJTI, expiresAt: now + Int64(services.settings.lifetimes.accessToken))

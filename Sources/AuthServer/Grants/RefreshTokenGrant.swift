@@ -38,7 +38,8 @@ public final class RefreshTokenGrant {
         // as equal to the scope originally granted." Checked before rotation.
         let outcome = try rotation.present(token, clientID: client.clientID, lifetime: services.settings.lifetimes.refreshToken(for: client),
                                            gracePeriod: services.settings.lifetimes.refreshGracePeriod,
-                                           binding: DPoPBinding.refreshTokenKey(dpopJKT, client: client)) { presented in
+                                           binding: DPoPBinding.refreshTokenKey(dpopJKT, client: client),
+                                           accessTokenLifetime: services.settings.lifetimes.accessToken) { presented in
             // Before anything else, and before a spent token's reuse revokes
             // its family: without the key, a copied token changes nothing.
             try DPoPBinding.check(presented: dpopJKT, boundTo: presented.dpopJKT, what: "refresh token")
@@ -83,6 +84,7 @@ public final class RefreshTokenGrant {
                                accessTokenLifetime: accessTokenLifetime, confirmationJKT: dpopJKT)
         let deviceSecret = try deviceSecret(presented: presentedDeviceSecret, record: record, clientID: client.clientID)
         grant.dsHash = deviceSecret.record?.dsHash
+        grant.grantID = record.familyID
         grant.diHash = try diHash(deviceID: deviceID, deviceSecret: deviceSecret.record, record: record, client: client)
         let tokens = try services.tokenIssuer.sign(grant)
         var body = TokenResponseBody(access_token: tokens.accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT),

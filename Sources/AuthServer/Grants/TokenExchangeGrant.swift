@@ -31,10 +31,11 @@ public final class TokenExchangeGrant {
         let request = try TokenExchangeRequest.parse(form, issuer: services.settings.issuer)
         // Signature first, outside the write transaction (it reads keys only).
         let subjectToken = try checks.verifySubjectToken(request.subjectToken)
+        let familyID = SecureRandom.token(byteCount: 16)
         let issued = try services.storage.write { tx -> (NativeSSOChecks.Outcome, String?) in
             let outcome = try checks.run(request, subjectToken: subjectToken, client: client)
             guard outcome.scope.containsBytes("offline_access"), client.allows(grantType: "refresh_token") else { return (outcome, nil) }
-            let refresh = try services.refreshTokens.issue(familyID: nil, clientID: client.clientID, userID: outcome.user.id,
+            let refresh = try services.refreshTokens.issue(familyID: familyID, clientID: client.clientID, userID: outcome.user.id,
                                                            sid: outcome.session.sid, scope: outcome.scope, authTime: outcome.session.authTime,
                                                            lifetime: services.settings.lifetimes.refreshToken(for: client),
                                                            dpopJKT: DPoPBinding.refreshTokenKey(dpopJKT, client: client), tx)
@@ -45,9 +46,10 @@ public final class TokenExchangeGrant {
         // the same session (sid), with the session's auth_time and amr.
         let target = try TokenTarget.select(scope: outcome.scope, resources: nil, apis: services.apis.all(), issuer: services.settings.issuer)
         let accessTokenLifetime = services.settings.lifetimes.accessToken(for: client)
-        let grant = TokenGrant(user: outcome.user, clientID: client.clientID, scope: outcome.scope, sid: outcome.session.sid,
+        var grant = TokenGrant(user: outcome.user, clientID: client.clientID, scope: outcome.scope, sid: outcome.session.sid,
                                authTime: outcome.session.authTime, nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: outcome.session.amr,
                                target: target, accessTokenLifetime: accessTokenLifetime, confirmationJKT: dpopJKT)
+        grant.grantID = familyID
         let tokens = try services.tokenIssuer.sign(grant)
         // RFC 8693 §2.2.1: "issued_token_type REQUIRED"; "token_type REQUIRED
         // ... If the issued token is an access token ... the value of this

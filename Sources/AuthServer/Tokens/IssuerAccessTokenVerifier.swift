@@ -18,6 +18,9 @@ public struct PresentedAccessToken: Decodable, Equatable, Sendable {
     public let sid: String?
     /// RFC 9449 §6.1: present on a DPoP-bound token.
     public let cnf: Confirmation?
+    /// The grant (refresh token family) it was issued in; absent from a
+    /// machine client's token and from tokens issued before it was added.
+    public let grant_id: String?
 
     public var scopes: [Substring] { scope.split(separator: " ") }
 }
@@ -127,9 +130,12 @@ public final class IssuerAccessTokenVerifier {
     }
 
     // RFC 7009 §2: once revoked, a token must not be honoured again by the
-    // issuer (the resource servers, offline, honour it until it expires).
+    // issuer (the resource servers, offline, honour it until it expires);
+    // §2.1: nor once the grant it was issued in is revoked.
     func checkNotRevoked(_ claims: PresentedAccessToken) throws {
-        guard try !storage.read.revokedAccessTokens.isRevoked(jti: claims.jti) else { throw TokenRejection(.revoked, "jti revoked") }
+        let revoked = storage.read.revokedAccessTokens
+        guard try !revoked.isRevoked(jti: claims.jti) else { throw TokenRejection(.revoked, "jti revoked") }
+        if let grantID = claims.grant_id, try revoked.isRevoked(grantID: grantID) { throw TokenRejection(.revoked, "grant revoked") }
     }
 
     /// The account as it is now: deleted or disabled users lose their tokens.

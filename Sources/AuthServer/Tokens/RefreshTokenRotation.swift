@@ -37,7 +37,10 @@ public final class RefreshTokenRotation {
     /// commits; what it throws leaves the database as it was (the unit rolls
     /// back, a claim with it). `binding`: the DPoP key the successor is
     /// bound to when the presented token is bound to none (see `rotate`).
+    /// `accessTokenLifetime`: the issuer's, for revoking the access tokens
+    /// of a family that reuse revokes (GrantRevocation).
     public func present(_ token: String, clientID: String, lifetime: Int, gracePeriod: Int, binding: String? = nil,
+                        accessTokenLifetime: Int = 0,
                         check: (RefreshTokenRecord) throws -> Void = { _ in }) throws -> RefreshRotationOutcome {
         guard !token.isEmpty, token.utf8.count <= 256 else { return .refused("unknown refresh token") }
         let hash = SecretHash.of(token)
@@ -80,13 +83,13 @@ public final class RefreshTokenRotation {
             // Live yet not claimed: only a change committed between the claim
             // and this read (a revocation and an undo cannot happen); refuse.
             guard presented.usedAt != nil else { return .refused("the refresh token changed while it was presented") }
-            return try spent(presented, hash: hash, now: now, gracePeriod: gracePeriod, tx)
+            return try spent(presented, hash: hash, now: now, gracePeriod: gracePeriod, accessTokenLifetime: accessTokenLifetime, tx)
         }
     }
 
     /// A spent token: its successor again within the grace window while that
     /// successor is unused; otherwise reuse, and the family is revoked.
-    func spent(_ presented: RefreshTokenDetails, hash: [UInt8], now: Int64, gracePeriod: Int,
+    func spent(_ presented: RefreshTokenDetails, hash: [UInt8], now: Int64, gracePeriod: Int, accessTokenLifetime: Int,
                _ tx: any IssuerWrites) throws -> RefreshRotationOutcome {
         if let usedAt = presented.usedAt, now - usedAt <= Int64(gracePeriod), let successor = try unusedSuccessor(of: presented, spentHash: hash, tx) {
             return .replayed(successor: successor.token, record: successor.record)
@@ -94,9 +97,9 @@ public final class RefreshTokenRotation {
         // RFC 9700 §4.14.2: "If a refresh token is compromised and
         // subsequently used by both the attacker and the legitimate client,
         // one of them will present an invalidated refresh token, which will
-        // inform the authorization server of the breach." Revoke the family;
-        // this commits.
-        try tx.refreshTokens.revokeFamily(presented.familyID, at: now)
+        // inform the authorization server of the breach." Revoke the family
+        // and its access tokens; this commits.
+        try GrantRevocation.revoke(familyID: presented.familyID, accessTokenLifetime: accessTokenLifetime, tx, now: now)
         return .reuseDetected(familyID: presented.familyID, userID: presented.record.userID)
     }
 

@@ -24,6 +24,11 @@ public struct AccessTokenClaims: Codable, Equatable, Sendable {
     public let roles: [String]?
     /// RFC 9449 §6.1: the key a DPoP-bound token is bound to.
     public var cnf: Confirmation? = nil
+    /// The grant the token was issued in (its refresh token family, also
+    /// chosen for a code exchange without a refresh token): revoking the
+    /// grant's refresh token revokes this token at the issuer too (RFC
+    /// 7009 §2.1). Absent from a machine client's token.
+    public var grant_id: String? = nil
 }
 
 /// RFC 7800 `cnf` with RFC 9449 §6.1's `jkt`: the JWK SHA-256 thumbprint.
@@ -74,6 +79,8 @@ public struct TokenGrant: Sendable {
     /// Native SSO bindings for the ID token (NativeSSOHash values).
     public var diHash: String? = nil
     public var dsHash: String? = nil
+    /// The refresh token family the tokens are issued in (`grant_id`).
+    public var grantID: String? = nil
 }
 
 /// Mints the signed access and ID tokens. Signing happens after the
@@ -96,6 +103,7 @@ public final class TokenIssuer {
             iat: now, nbf: now, jti: grant.jti, client_id: grant.clientID, scope: grant.target.scope.joined(separator: " "), sid: grant.sid,
             auth_time: grant.authTime, email: grant.user.email, roles: grant.user.roles)
         claims.cnf = grant.confirmationJKT.map(Confirmation.init)
+        claims.grant_id = grant.grantID
         return claims
     }
 
