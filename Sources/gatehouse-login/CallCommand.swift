@@ -38,7 +38,7 @@ struct CallCommand: ParsableCommand {
             for (name, value) in reply.headers.sorted(by: { $0.key < $1.key }) { Console.output("\(name): \(value)") }
             Console.output("")
         }
-        FileHandle.standardOutput.write(Data(reply.body))
+        Console.outputBytes(Array(reply.body))
         if reply.body.last != 10, !reply.body.isEmpty { Console.output("") }
         guard reply.isSuccess else { throw ToolError("\(url): \(OAuthErrorBody.summary(of: reply))") }
     }

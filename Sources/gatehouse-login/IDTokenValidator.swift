@@ -23,6 +23,16 @@ struct IDTokenValidator {
         let jwt: CompactJWT
         do { jwt = try CompactJWT(parsing: token) } catch { throw ToolError("ID token: not a JWS (\(error))") }
         // §3.1.3.7 step 6 / RFC 8725 §3.1: the algorithm is ours to pin (RS256, as discovery says).
+        // RFC 7515 §4.1.11: a critical extension this client does not
+        // understand (it understands none) makes the JWS invalid.
+        guard jwt.hasCriticalHeader() == false else { throw ToolError("ID token: critical header parameters (crit) are not supported; refused") }
+        // RFC 8725 §3.11: explicit typing keeps one kind of JWT from passing
+        // for another: an access token (at+jwt), a logout token
+        // (logout+jwt) or a DPoP proof is not an ID token, whose typ is
+        // JWT when present (OIDC Core leaves it optional).
+        if let type = jwt.header.typ, type.lowercased() != "jwt" {
+            throw ToolError("ID token: typ is \(type.prefix(32)), not JWT; refused")
+        }
         let keys = try fetchKeys()
         do {
             try jwt.verifyRS256 { kid in keys.first { $0.kid == kid }.flatMap { try? $0.publicKey() } }

@@ -36,10 +36,10 @@ struct SessionsCommand: ParsableCommand {
         // A sid is base64url, so it may begin with "-": taken as the value,
         // not as an unknown option.
         @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The session's sid (from `ssoctl sessions list`).", valueName: "sid")) var sids: [String]
-        var sid: String { sids[0] }
+        var sid: String { (try? IdentifierOperand.single(sids, naming: "sid")) ?? "" }
 
         func validate() throws {
-            guard sids.count == 1 else { throw ArgumentParser.ValidationError("name exactly one sid") }
+            _ = try IdentifierOperand.single(sids, naming: "sid")
         }
 
         func run() throws {

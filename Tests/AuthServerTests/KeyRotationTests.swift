@@ -27,6 +27,26 @@ final class KeyRotationTests: SignInTestCase {
         return try harness.verifiedJWT(try XCTUnwrap(body["access_token"] as? String)).header.kid
     }
 
+    /// The shortest activation delay covers how long nginx's copy of the
+    /// JWKS can lag behind the responder, read from the shipped snippet
+    /// (both layouts include it): the copy's lifetime plus the open file
+    /// cache's revalidation, plus a second for whole-second activation times.
+    func testTheShortestActivationDelayCoversNginxsCopyOfTheJWKS() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let snippet = try String(contentsOf: root.appendingPathComponent("deploy/nginx/snippets/gatehouse-wellknown-cache.conf"), encoding: .utf8)
+        func seconds(_ directive: String) throws -> Int {
+            let line = try XCTUnwrap(snippet.split(separator: "\n").first { $0.hasPrefix(directive + " ") }, directive)
+            return try XCTUnwrap(Int(line.split(separator: " ").last!.dropLast(2)), String(line))  // "2s;"
+        }
+        let lag = try seconds("fastcgi_cache_valid") + seconds("open_file_cache_valid")
+        XCTAssertEqual(lag, 3)
+        XCTAssertGreaterThanOrEqual(SigningKeys.minimumActivationDelay, lag + 1)
+        let kid = try keys.rotate(activationDelay: SigningKeys.minimumActivationDelay)
+        XCTAssertNotEqual(try signingKID(), kid, "published, not signing yet")
+        clock.advance(Int64(SigningKeys.minimumActivationDelay))
+        XCTAssertEqual(try signingKID(), kid)
+    }
+
     func testANewKeyIsPublishedBeforeItSignsThenTakesOver() throws {
         let first = try XCTUnwrap(keys.activeKID())
         let next = try keys.rotate(activationDelay: 600)

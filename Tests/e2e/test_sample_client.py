@@ -10,6 +10,7 @@ import http.server
 import json
 import os
 import select
+import signal
 import ssl
 import stat
 import subprocess
@@ -19,8 +20,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 import requests
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 from oidc_flow import query
 from stack import DEMO_PASSWORD
@@ -242,6 +243,27 @@ def test_call_refreshes_an_expired_or_refused_access_token_once(stack, tmp_path)
     assert refresh_directly(stack, third["refresh_token"]).json()["error"] == "invalid_grant"
 
 
+def test_call_into_a_closed_pipe_ends_quietly_as_a_filter_does(stack, tmp_path):
+    """`gatehouse-login call URL | head`: the reader has gone when the body
+    is written. The tool ends by SIGPIPE like any filter (141 in a shell),
+    with no stack trace; it used to trap (exit 132) with one."""
+    store = tmp_path / "tokens.json"
+    sign_in(stack, store, *api_flags(stack))
+    for arguments in (["--include"], []):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        process = subprocess.run([tool_path(), "call", stack.api_a + "/api/data", "--store", str(store), *arguments],
+                                 stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+        os.close(write_end)
+        assert process.returncode == -signal.SIGPIPE, (process.returncode, process.stderr)
+        assert "Fatal error" not in process.stderr and "Stack dump" not in process.stderr, process.stderr
+        # In a shell pipeline, with head reading part of the output.
+        shell = subprocess.run(["bash", "-c", 'set -o pipefail; "$0" call "$1" --store "$2" | head -c 1; echo " ${PIPESTATUS[0]}"',
+                                tool_path(), stack.api_a + "/api/data", str(store)], capture_output=True, text=True, timeout=60)
+        assert shell.stdout.endswith((" 0\n", " 141\n")) and "Stack dump" not in shell.stderr, (shell.stdout, shell.stderr)
+    assert run_tool("logout", "--store", store).returncode == 0
+
+
 def test_a_narrow_scope_gets_403_without_a_retry(stack, tmp_path):
     # A 403 (here invalid_audience: api-b is not in the token's aud) is not
     # cured by a refresh: no retry, exit 1, the error shown.
@@ -362,18 +384,26 @@ def test_the_apis_take_the_tools_dpop_bound_tokens(stack, tmp_path):
 
 
 @contextlib.contextmanager
-def jwks_server(stack, jwks):
-    """An HTTPS server on 127.0.0.1 that answers every GET with `jwks`; its
+def jwks_server(stack, jwks, token_reply=None):
+    """An HTTPS server on 127.0.0.1 that answers every GET with `jwks` (and,
+    given `token_reply`, every POST with it, as a token endpoint); its
     certificate is the stack's own, so the tool trusts it with the same CA."""
     body = json.dumps(jwks).encode()
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
+            self.answer(body)
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.answer(json.dumps(token_reply).encode())
+
+        def answer(self, payload):
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(payload)
 
         def log_message(self, *args):
             pass
@@ -417,6 +447,45 @@ def test_the_id_token_signature_is_checked_against_the_jwks(stack, tmp_path):
         refused = run_tool("refresh", "--store", store)
     assert refused.returncode == 1 and "unknownKey" in refused.stderr, refused.stderr
     assert run_tool("logout", "--store", store).returncode == 0
+
+
+def b64(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize("header, refused", [
+    ({"typ": "JWT"}, None),
+    ({}, None),
+    ({"typ": "at+jwt"}, "typ is at+jwt"),
+    ({"typ": "logout+jwt"}, "typ is logout+jwt"),
+    ({"typ": "JWT", "crit": ["exp"]}, "crit"),
+])
+def test_the_id_token_check_refuses_crit_and_a_typ_other_than_jwt(stack, tmp_path, header, refused):
+    """RFC 7515 §4.1.11 (crit) and RFC 8725 §3.11 (explicit typing): a
+    token endpoint that answers a refresh with a validly signed JWT that is
+    not an ID token, or that names a critical extension, is refused; the
+    same token typed JWT is accepted, so nothing else refuses it."""
+    store = tmp_path / "tokens.json"
+    sign_in(stack, store, "--no-dpop")
+    before = stored(store)
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    numbers = key.public_key().public_numbers()
+    encode = lambda number: b64(number.to_bytes((number.bit_length() + 7) // 8, "big"))
+    jwks = {"keys": [{"kty": "RSA", "use": "sig", "alg": "RS256", "kid": "forge", "n": encode(numbers.n), "e": encode(numbers.e)}]}
+    now = int(time.time())
+    id_claims = {"iss": stack.issuer, "aud": CLIENT_ID, "sub": before["subject"], "iat": now, "exp": now + 300, "auth_time": now}
+    signing_input = b64(json.dumps({"alg": "RS256", "kid": "forge", **header}).encode()) + "." + b64(json.dumps(id_claims).encode())
+    signature = key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+    reply = {"access_token": before["access_token"], "token_type": "Bearer", "expires_in": 300, "refresh_token": "next",
+             "id_token": signing_input + "." + b64(signature)}
+    with jwks_server(stack, jwks, token_reply=reply) as url:
+        rewrite(store, jwks_uri=url, token_endpoint=url.replace("/jwks.json", "/token"))
+        result = run_tool("refresh", "--store", store)
+    if refused is None:
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode == 1 and refused in result.stderr and "refused" in result.stderr, result.stderr
+        assert stored(store)["refresh_token"] == before["refresh_token"], "nothing stored from the refused answer"
 
 
 @pytest.mark.parametrize("parameter, value, message", [

@@ -1,4 +1,6 @@
 """ssoctl against a live stack: bad input changes nothing; good input takes effect."""
+import secrets
+
 import pytest
 
 
@@ -49,3 +51,16 @@ def test_a_kid_or_sid_that_begins_with_a_dash_is_taken_as_the_value(stack):
         assert result.returncode == 1, result.stderr
         assert said in result.stderr
     assert stack.ssoctl("keys", "retire", "a", "b").returncode == 64, "still exactly one"
+
+
+def test_a_double_dash_ends_the_options_before_a_kid_or_sid(stack):
+    """POSIX utility guideline 10: `--` ends the options, whatever follows;
+    it used to be counted as a second kid or sid ("name exactly one")."""
+    for args, said in [(["keys", "retire", "--", "-no-such-kid"], "no key with kid -no-such-kid"),
+                       (["sessions", "revoke", "--", "-no-such-sid"], 'no session with sid "-no-such-sid"'),
+                       (["sessions", "revoke", "--", "--"], 'no session with sid "--"')]:
+        result = stack.ssoctl(*args)
+        assert result.returncode == 1 and said in result.stderr, (args, result.stderr)
+    sid = secrets.token_urlsafe(16)
+    assert stack.ssoctl("sessions", "revoke", "--").returncode == 64, "-- alone names no sid"
+    assert stack.ssoctl("sessions", "revoke", "--", sid, "other").returncode == 64, "still exactly one"

@@ -1,8 +1,11 @@
 """Discovery, JWKS and the app-link files, through nginx with TLS."""
 import base64
-import time
 import json
+import os
 import re
+import secrets
+import subprocess
+import time
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
@@ -104,6 +107,41 @@ def test_key_rotation_shows_in_jwks_without_restart(stack, http):
     fresh = http.get(stack.issuer + "/.well-known/jwks.json", headers={"Cache-Control": "no-cache"}).json()["keys"]
     assert before[0] not in [key["kid"] for key in fresh] and urgent in [key["kid"] for key in fresh]
     within_seconds(lambda: before[0] not in kids())
+
+
+def test_an_emergency_rotation_never_signs_before_the_served_jwks_lists_the_key(stack, http):
+    """`keys rotate --now` used to sign at once while nginx's copy of the
+    JWKS (refreshed every 2 s) did not list the key yet, so a relying party
+    that refetched on the unknown kid without no-cache refused valid
+    tokens. Every token seen while it runs has a kid the served JWKS
+    already lists, and the command returns once the key signs."""
+    secret = "rotation-watch-" + secrets.token_hex(8)
+    assert stack.ssoctl("client", "add", "rotation-watch", "--grant", "client_credentials", "--scope", "api:serverA",
+                        "--secret-stdin", input=secret + "\n").returncode == 0
+
+    def token_kid():
+        token = http.post(stack.issuer + "/token", data={"grant_type": "client_credentials"}, auth=("rotation-watch", secret)).json()
+        header = token["access_token"].split(".")[0]
+        return json.loads(base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)))["kid"]
+
+    def served_kids():
+        return {key["kid"] for key in http.get(stack.issuer + "/.well-known/jwks.json").json()["keys"]}
+
+    old = token_kid()
+    served_kids()  # nginx's copy is fresh now, and stays so for up to 2 s
+    rotation = subprocess.Popen([os.path.join(os.environ["BIN_DIR"], "ssoctl"), "keys", "rotate", "--now"], env=stack.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = set()
+    while rotation.poll() is None:
+        kid = token_kid()
+        if kid != old:
+            assert kid in served_kids(), "a token signed by a key the served JWKS does not list"
+            seen.add(kid)
+    out, err = rotation.communicate()
+    assert rotation.returncode == 0, err
+    new = out.split()[-1]
+    assert out.startswith(f"published {new}") and out.splitlines()[-1] == f"active key is now {new}", out
+    assert seen <= {new} and token_kid() == new and new in served_kids()
 
 
 def test_nginx_answers_discovery_and_jwks_from_a_short_copy(stack, http):

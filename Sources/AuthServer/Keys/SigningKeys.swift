@@ -81,8 +81,18 @@ public final class SigningKeys {
         return (kid, try RSAKey.privateKey(pem: pem))
     }
 
+    /// The shortest wait between publishing a key and signing with it, even
+    /// in an emergency (`ssoctl keys rotate --now`): nginx answers the JWKS
+    /// from a copy refreshed every 2 seconds and seen a second later
+    /// (deploy/nginx/snippets/gatehouse-wellknown-cache.conf, checked by
+    /// KeyRotationTests), so a key shows within 3 s; one more second
+    /// because activation times are whole seconds. A relying party that
+    /// refetches the JWKS on an unknown kid without `Cache-Control:
+    /// no-cache` gets nginx's copy, and must find the key there.
+    public static let minimumActivationDelay = 4
+
     /// Adds a new key, published at once, signing after `activationDelay`
-    /// seconds (0: at once, for a first key or an emergency rotation).
+    /// seconds (0: at once, only for a first key, which nothing has seen).
     @discardableResult
     public func rotate(activationDelay: Int = 0) throws -> String {
         let key = try RSAKey.generate(bits: 2048)

@@ -71,6 +71,27 @@ public struct CompactJWT {
         }
     }
 
+    /// RFC 7515 §4.1.11: "If any of the listed extension Header Parameters
+    /// are not understood and supported by the recipient, then the JWS is
+    /// invalid." Gatehouse understands none, so every verifier refuses a
+    /// token with `crit` of any JSON type; nil when the header cannot be
+    /// read again (it was read once, so only a damaged copy could).
+    public func hasCriticalHeader() -> Bool? {
+        let encodedHeader = signingInput.prefix { $0 != UInt8(ascii: ".") }
+        guard let headerBytes = Base64URL.decode(bytes: encodedHeader),
+              let header = try? JSON.decoder.decode(CriticalHeader.self, from: Data(headerBytes)) else { return nil }
+        return header.crit != nil
+    }
+
+    struct CriticalHeader: Decodable {
+        let crit: AnyJSONValue?
+    }
+
+    /// Decodes any JSON value, so that a member's mere presence counts.
+    struct AnyJSONValue: Decodable {
+        init(from decoder: Decoder) throws {}
+    }
+
     /// Decodes the claims. Call only after `verifyRS256`.
     public func claims<Claims: Decodable>(as type: Claims.Type) throws -> Claims {
         do { return try JSON.decoder.decode(type, from: Data(payload)) } catch {

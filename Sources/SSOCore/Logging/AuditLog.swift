@@ -5,7 +5,9 @@ import Glibc
 /// `user` is the account's email (only when an account is known: an
 /// unknown sign-in name is never written, since people type passwords
 /// into it); `client` a client_id; `ip` the client address nginx saw.
-/// Never a password, token, code, secret or cookie.
+/// Never a password, token, code, secret or cookie. Every line has every
+/// member, `null` where it does not apply (`ip` of a command run on the
+/// host), so a log pipeline sees one shape.
 public struct AuditEvent: Encodable, Equatable, Sendable {
     public let time: String
     public let event: String
@@ -33,6 +35,22 @@ public struct AuditEvent: Encodable, Equatable, Sendable {
         self.sid = sid
         self.actor = actor
         self.target = target
+    }
+
+    enum CodingKeys: String, CodingKey { case time, event, user, client, ip, reason, sid, actor, target }
+
+    /// The synthesized encoding leaves nil members out; here they are `null`.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(time, forKey: .time)
+        try container.encode(event, forKey: .event)
+        try container.encode(user, forKey: .user)
+        try container.encode(client, forKey: .client)
+        try container.encode(ip, forKey: .ip)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(sid, forKey: .sid)
+        try container.encode(actor, forKey: .actor)
+        try container.encode(target, forKey: .target)
     }
 }
 
