@@ -29,17 +29,29 @@ struct UserCommand: ParsableCommand {
     struct Passwd: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Set a user's password (read from standard input).",
-            discussion: "Ends every SSO session of the user and revokes their refresh tokens, in one transaction with the change.")
+            discussion: """
+                Ends every SSO session of the user and revokes their refresh tokens, in one transaction with the change. \
+                Passkeys and TOTP stay unless removed: for an account someone else held, add --remove-passkeys and \
+                --remove-totp (whoever held it may have added a passkey or their own authenticator app).
+                """)
         @Argument(help: "The user's email address.") var email: String
         @Flag(help: "Read the new password from standard input (required).") var passwordStdin = false
+        @Flag(help: "Also delete every passkey of the user (a compromised account).") var removePasskeys = false
+        @Flag(help: "Also remove the user's TOTP enrolment (a compromised account).") var removeTOTP = false
 
         func run() throws {
             guard passwordStdin else { fail("pass --password-stdin and the password on standard input") }
             let password = readSecretLine("password")
             let context = try Context.open()
-            let result = attempt { try context.services.accountChanges.changePassword(email: email, password: password) }
-            AdminAudit.changed("user passwd", target: result.user.email, user: result.user.email)
-            print("password changed for \(result.user.email); ended \(result.endedSessions.count) session(s)")
+            let cleanup = CompromisedAccountCleanup(removePasskeys: removePasskeys, removeTOTP: removeTOTP)
+            let result = attempt { try context.services.accountChanges.changePassword(email: email, password: password, cleanup: cleanup) }
+            let removed = (removePasskeys ? ["passkeys"] : []) + (removeTOTP ? ["totp"] : [])
+            AdminAudit.changed(removed.isEmpty ? "user passwd" : "user passwd --remove " + removed.joined(separator: ","),
+                               target: result.user.email, user: result.user.email)
+            var said = "password changed for \(result.user.email); ended \(result.endedSessions.count) session(s)"
+            if removePasskeys { said += "; removed \(result.removedPasskeys) passkey(s)" }
+            if removeTOTP { said += result.removedTOTP ? "; removed TOTP" : "; had no TOTP" }
+            print(said)
         }
     }
 

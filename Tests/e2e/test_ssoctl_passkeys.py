@@ -180,3 +180,35 @@ def test_the_passkeys_command_has_help(stack):
     assert result.returncode == 0 and "USAGE" in result.stdout.upper()
     assert "--remove" in result.stdout and "--json" in result.stdout and "base64url" in result.stdout
     assert "passkeys" in stack.ssoctl("user", "--help").stdout
+
+
+def test_passwd_keeps_passkeys_and_totp_unless_told_to_remove_them(stack):
+    """A compromised account: whoever held it may have added a passkey or
+    their own authenticator app. `user passwd` keeps both by default (a
+    forgotten password); --remove-passkeys and --remove-totp take them in
+    the same transaction, and the audit line says so."""
+    email, _, _ = new_user(stack)
+    other, _, _ = new_user(stack)
+    for index in range(2):
+        insert_passkey(stack, email, credential_id(bytes([0x50 + index])))
+    insert_passkey(stack, other, credential_id(b"\x60"))
+    assert ok(stack, "user", "totp", email).startswith("otpauth://")
+    uid = user_id(stack, email)
+
+    def totp_rows():
+        return stack.query("SELECT count(*) FROM totp_credentials WHERE user_id = ?", uid)[0][0]
+
+    kept = stack.ssoctl("user", "passwd", email, "--password-stdin", input="a fresh long password 1\n")
+    assert kept.returncode == 0 and "removed" not in kept.stdout, kept.stdout
+    assert len(stored_ids(stack, email)) == 2 and totp_rows() == 1
+
+    audited = len(audit_lines(stack))
+    cleaned = stack.ssoctl("user", "passwd", email, "--password-stdin", "--remove-passkeys", "--remove-totp",
+                           input="a fresh long password 2\n")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert cleaned.stdout.strip().endswith("removed 2 passkey(s); removed TOTP"), cleaned.stdout
+    assert stored_ids(stack, email) == [] and totp_rows() == 0
+    assert len(stored_ids(stack, other)) == 1, "another user's passkey stays"
+    [line] = [json.loads(line) for line in audit_lines(stack)[audited:] if '"admin_change"' in line]
+    assert line["reason"] == "user passwd --remove passkeys,totp" and line["target"] == email
+    assert "--remove-passkeys" in stack.ssoctl("user", "passwd", "--help").stdout

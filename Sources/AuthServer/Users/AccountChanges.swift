@@ -6,6 +6,22 @@ public struct AccountChangeResult: Equatable, Sendable {
     public let user: User
     /// The sids of the sessions that were live and are now ended.
     public let endedSessions: [String]
+    /// What a password reset for a compromised account also removed.
+    public var removedPasskeys = 0
+    public var removedTOTP = false
+}
+
+/// The other ways to sign in that a new password leaves in place unless
+/// told: after a compromise, whoever held the account may have added a
+/// passkey or enrolled their own authenticator app (both sign in, or pass
+/// the second step, without the old password).
+public struct CompromisedAccountCleanup: Equatable, Sendable {
+    public var removePasskeys = false
+    public var removeTOTP = false
+    public init(removePasskeys: Bool = false, removeTOTP: Bool = false) {
+        self.removePasskeys = removePasskeys
+        self.removeTOTP = removeTOTP
+    }
 }
 
 /// Password changes, disabling and ending a session, each in one write unit
@@ -31,13 +47,18 @@ public final class AccountChanges {
         self.clock = clock
     }
 
+    /// `cleanup`: passkeys and TOTP go in the same write unit, so no
+    /// moment exists with the new password set and a planted passkey alive.
     @discardableResult
-    public func changePassword(email: String, password: String) throws -> AccountChangeResult {
+    public func changePassword(email: String, password: String, cleanup: CompromisedAccountCleanup = .init()) throws -> AccountChangeResult {
         let user = try users.existing(email: email)
         let hash = try users.newPasswordHash(password)
         return try storage.write { tx in
             try tx.users.setPasswordHash(hash, userID: user.id)
-            return try endSignIns(of: user, tx)
+            var result = try endSignIns(of: user, tx)
+            if cleanup.removePasskeys { result.removedPasskeys = try tx.passkeys.removeAll(userID: user.id) }
+            if cleanup.removeTOTP { result.removedTOTP = try tx.totp.remove(userID: user.id) }
+            return result
         }
     }
 
