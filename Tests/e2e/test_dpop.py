@@ -4,12 +4,13 @@ nonces (§8), bound codes (§10), bound refresh tokens (§5) through rotation
 and the grace window, replay across the responder pool, and userinfo (§7)."""
 import base64
 import concurrent.futures
+import hashlib
 import json
 import secrets
 
 import pytest
 
-from dpop_proofs import ProofKey, token_request
+from dpop_proofs import ProofKey, b64, token_request
 from oidc_flow import App, query
 
 SECRET = "dpop-machine-secret-" + secrets.token_hex(8)
@@ -109,6 +110,43 @@ def test_every_refusal_of_a_token_request_proof_changes_nothing(stack, http, mac
     response, _ = token_request(http, stack.issuer, {"grant_type": "client_credentials"}, key, auth=machine, nonce=nonce, **changes)
     assert response.status_code == 400 and response.json()["error"] == "invalid_dpop_proof", response.text
     assert description in response.json()["error_description"]
+    assert stack.database_dump() == before
+
+
+class KeylessProofKey(ProofKey):
+    """A proof key with no private key behind it, whose signatures verify
+    all the same: the Ed25519 identity point (R = identity, S = 0 verifies
+    any message), or RSA with e = 1 (the "signature" is the padded hash)."""
+
+    IDENTITY = b"\x01" + bytes(31)
+    SHA256_DIGEST_INFO = bytes.fromhex("3031300d060960864801650304020105000420")
+
+    def __init__(self, alg):
+        self.alg = alg
+        if alg == "EdDSA":
+            self.jwk = {"kty": "OKP", "crv": "Ed25519", "x": b64(self.IDENTITY)}
+            canonical = json.dumps(self.jwk, separators=(",", ":"), sort_keys=True)
+        else:
+            modulus = (1 << 2047) | secrets.randbits(2047) | 1
+            self.jwk = {"kty": "RSA", "n": b64(modulus.to_bytes(256, "big")), "e": b64(b"\x01")}
+            canonical = json.dumps({"e": self.jwk["e"], "kty": "RSA", "n": self.jwk["n"]}, separators=(",", ":"), sort_keys=True)
+        self.thumbprint = b64(hashlib.sha256(canonical.encode()).digest())
+
+    def sign(self, data):
+        if self.alg == "EdDSA":
+            return self.IDENTITY + bytes(32)
+        digest = self.SHA256_DIGEST_INFO + hashlib.sha256(data).digest()
+        return b"\x00\x01" + b"\xff" * (256 - 3 - len(digest)) + b"\x00" + digest
+
+
+@pytest.mark.parametrize("alg", ["EdDSA", "RS256"])
+def test_a_proof_key_without_a_private_key_is_refused(stack, http, machine, alg):
+    """Review R3: these proofs verify under OpenSSL, so they used to buy a
+    token bound to a key nobody holds; the key is refused first."""
+    before = stack.database_dump()
+    response, _ = token_request(http, stack.issuer, {"grant_type": "client_credentials"}, KeylessProofKey(alg), auth=machine)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_dpop_proof", response.text
+    assert "key" in response.json()["error_description"], response.text
     assert stack.database_dump() == before
 
 
