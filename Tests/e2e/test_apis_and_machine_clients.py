@@ -311,6 +311,30 @@ def test_a_deleted_clients_tokens_stop_working_at_once(stack, http):
     # The same id registered again is another client: the old tokens stay dead.
     add_team_app(stack, "deleted-app")
     assert http.post(stack.issuer + "/token", data=refresh).json()["error"] == "invalid_grant"
+    # Review R4: the access token too, at userinfo, although the id is registered again.
+    assert http.get(stack.issuer + "/userinfo", headers=bearer).status_code == 401
+
+
+def test_a_machine_token_of_a_deleted_client_stays_dead_when_the_id_is_registered_again(stack, http):
+    """Review R4: tokens are tied to the registration they were issued
+    under, not only to the client id: a client deleted (its secret leaked,
+    say) and registered again under the same id does not bring its old
+    tokens back at /introspect or /userinfo; the new registration's work."""
+    def register():
+        ok(stack.ssoctl("client", "add", "reborn-job", "--grant", "client_credentials", "--scope", "api:serverA", "--secret-stdin",
+                        input=SECRET + "\n"))
+
+    def active(token):
+        return http.post(stack.issuer + "/introspect", data={"token": token}, auth=("reborn-job", SECRET)).json()["active"]
+
+    register()
+    old = client_credentials(stack, http, "reborn-job", SECRET).json()["access_token"]
+    assert active(old) is True
+    ok(stack.ssoctl("client", "delete", "reborn-job"))
+    register()
+    new = client_credentials(stack, http, "reborn-job", SECRET).json()["access_token"]
+    assert active(old) is False and active(new) is True
+    assert claims(old)["client_registration"] != claims(new)["client_registration"]
 
 
 def test_require_dpop_and_require_par_are_enforced(stack, http):
