@@ -42,8 +42,9 @@ struct MigrateCommand: ParsableCommand {
         print("copied \(report.source) to \(report.target):")
         printTable(["table", "sqlite", "postgresql"], report.counts.map { [$0.table, String($0.source), String($0.target)] })
         let rows = report.counts.reduce(0) { $0 + $1.target }
+        let keys = report.sealedSigningKeys
         print("""
-            \(rows) rows in \(report.counts.count) tables, every count equal; \(report.sealedSigningKeys) private signing keys \
+            \(rows) rows in \(report.counts.count) tables, every count equal; \(keys) private signing key\(keys == 1 ? "" : "s") \
             sealed under \(report.masterKeyPath).
             Next: start Gatehouse with GATEHOUSE_DATABASE_URL set to this database; other nodes need a copy of \(report.masterKeyPath).
             """)
