@@ -34,8 +34,11 @@ public enum IssuerComposition {
             return (try SQLiteIssuerStorage(databasePath: config.databasePath, keysDirectory: config.keysDirectory),
                     SealingKeyFiles(keysDirectory: config.keysDirectory))
         }
+        let connection = try PostgreSQLConnection(url: url, connectNow: false)
+        // Before the master key and the schema are created.
+        try SQLiteStateLeftBehind.refuseToStartEmpty(config, on: connection)
         let masterKey = try MasterKey.load(config, create: creatingMasterKey)
-        let storage = try PostgreSQLIssuerStorage(url: url, masterKey: masterKey)
+        let storage = try PostgreSQLIssuerStorage(migrating: connection, masterKey: masterKey)
         // Every process, not only setup: a node given the wrong file must not
         // start and then fail every sign-in. A database out of reach leaves
         // the check to the next start (the process answers 503 meanwhile).

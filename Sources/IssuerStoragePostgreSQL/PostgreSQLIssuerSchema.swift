@@ -17,22 +17,32 @@ public enum PostgreSQLIssuerSchema {
     /// Brings the schema up to date, under a transaction-scoped advisory
     /// lock (DDL is transactional in PostgreSQL: all of a migration or none).
     public static func migrate(_ connection: PostgreSQLConnection) throws {
-        try connection.transaction {
-            try connection.execute("SELECT 1 FROM pg_advisory_xact_lock($1)", [.integer(migrationLock)])
-            try connection.executeScript("CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT PRIMARY KEY, version BIGINT NOT NULL)")
-            let current = try currentVersion(connection) ?? 0
-            var applied = current
-            for migration in migrations where migration.version > current {
-                try connection.executeScript(migration.sql)
-                applied = migration.version
-            }
-            if applied != current {
-                try connection.execute("""
-                    INSERT INTO schema_migrations (component, version) VALUES ('issuer', $1)
-                    ON CONFLICT (component) DO UPDATE SET version = excluded.version
-                    """, [.integer(Int64(applied))])
-            }
+        try connection.transaction { try migrateInTransaction(connection) }
+    }
+
+    /// The same, inside the caller's transaction (`ssoctl migrate` creates
+    /// the schema and copies the rows in one): all of it or none.
+    static func migrateInTransaction(_ connection: PostgreSQLConnection) throws {
+        try lockMigrations(connection)
+        try connection.executeScript("CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT PRIMARY KEY, version BIGINT NOT NULL)")
+        let current = try currentVersion(connection) ?? 0
+        var applied = current
+        for migration in migrations where migration.version > current {
+            try connection.executeScript(migration.sql)
+            applied = migration.version
         }
+        if applied != current {
+            try connection.execute("""
+                INSERT INTO schema_migrations (component, version) VALUES ('issuer', $1)
+                ON CONFLICT (component) DO UPDATE SET version = excluded.version
+                """, [.integer(Int64(applied))])
+        }
+    }
+
+    /// Until the transaction ends; taken again by the same transaction, it
+    /// is held once more (PostgreSQL counts them), never waited for.
+    static func lockMigrations(_ connection: PostgreSQLConnection) throws {
+        try connection.execute("SELECT 1 FROM pg_advisory_xact_lock($1)", [.integer(migrationLock)])
     }
 
     static func currentVersion(_ connection: PostgreSQLConnection) throws -> Int? {

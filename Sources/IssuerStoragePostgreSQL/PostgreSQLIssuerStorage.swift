@@ -25,8 +25,14 @@ public final class PostgreSQLIssuerStorage: IssuerStorage {
     /// its first write unit. (A bad URL or a refused login looks the same
     /// from here; `ssoctl setup`, which Scripts/run runs first, and
     /// `ssoctl doctor` report it.)
-    public init(url: String, masterKey: [UInt8]) throws {
-        connection = try PostgreSQLConnection(url: url, connectNow: false)
+    public convenience init(url: String, masterKey: [UInt8]) throws {
+        try self.init(migrating: try PostgreSQLConnection(url: url, connectNow: false), masterKey: masterKey)
+    }
+
+    /// The same on a connection the caller made (IssuerComposition looks
+    /// at the database through it before anything is created).
+    public init(migrating connection: PostgreSQLConnection, masterKey: [UInt8]) throws {
+        self.connection = connection
         stores = PostgreSQLStores(connection: connection, keySealing: SigningKeySealing(masterKey: masterKey))
         try connection.listen(IssuerChanges.channel)
         do { try checkSchema() } catch let error as PostgreSQLError where error.isTemporary {}

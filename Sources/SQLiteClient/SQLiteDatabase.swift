@@ -71,6 +71,13 @@ public final class SQLiteDatabase {
         try query(sql, values).first
     }
 
+    /// Runs one statement and hands `body` each row as it is stepped, never
+    /// holding them all: for reading a table of any size (`ssoctl migrate`).
+    /// `body` must not run this same SQL text again (one prepared statement).
+    public func forEachRow(_ sql: String, _ values: [SQLiteValue] = [], _ body: (SQLiteRow) throws -> Void) throws {
+        try statement(sql).each(values, body)
+    }
+
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`: the write lock is taken
     /// up front, so two writers never deadlock upgrading from read to write.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
@@ -115,6 +122,12 @@ final class SQLiteStatement {
     deinit { sqlite3_finalize(handle) }
 
     func run(_ values: [SQLiteValue]) throws -> [SQLiteRow] {
+        var rows: [SQLiteRow] = []
+        try each(values) { rows.append($0) }
+        return rows
+    }
+
+    func each(_ values: [SQLiteValue], _ body: (SQLiteRow) throws -> Void) throws {
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
@@ -123,14 +136,12 @@ final class SQLiteStatement {
             throw SQLiteError(code: SQLITE_RANGE, message: "expected \(sqlite3_bind_parameter_count(handle)) parameters, got \(values.count)")
         }
         for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
-        var rows: [SQLiteRow] = []
         while true {
             let status = sqlite3_step(handle)
             if status == SQLITE_DONE { break }
             guard status == SQLITE_ROW else { throw onError(status) }
-            rows.append(SQLiteRow(values: (0..<sqlite3_column_count(handle)).map(column)))
+            try body(SQLiteRow(values: (0..<sqlite3_column_count(handle)).map(column)))
         }
-        return rows
     }
 
     /// The first row's first column as an integer (0 when there is no row),

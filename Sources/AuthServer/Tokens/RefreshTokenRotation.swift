@@ -50,7 +50,7 @@ public final class RefreshTokenRotation {
             // scope MUST be identical to that of the refresh token included by
             // the client in the request." The successor keeps the family.
             let successor = SecureRandom.token()
-            let sealed = gracePeriod > 0 ? try AESGCM.seal(Array(successor.utf8), key: sealingKey, authenticating: hash) : nil
+            let sealed = gracePeriod > 0 ? try RefreshSuccessorSealing.seal(Array(successor.utf8), key: sealingKey, spentTokenHash: hash) : nil
             let next = RefreshTokenSuccessor(tokenHash: SecretHash.of(successor), sealed: sealed)
             // The common case first, in one statement: a live token of this
             // client in a live session is spent and this is its successor.
@@ -109,7 +109,7 @@ public final class RefreshTokenRotation {
                          _ tx: any IssuerWrites) throws -> (token: String, record: RefreshTokenRecord)? {
         guard let sealed = presented.successorSealed, let successorHash = presented.successorHash,
               let successor = try tx.refreshTokens.details(tokenHash: successorHash), successor.usedAt == nil, successor.revokedAt == nil,
-              let opened = try? AESGCM.open(sealed, key: sealingKey, authenticating: spentHash),
+              let opened = try? RefreshSuccessorSealing.open(sealed, key: sealingKey, spentTokenHash: spentHash),
               let token = String(validating: opened, as: UTF8.self),
               ConstantTime.equals(SecretHash.of(token), successorHash) else { return nil }
         return (token, successor.record)
