@@ -46,6 +46,13 @@ def page(http, stack, path, language=None, **params):
     ("en-GB,en;q=0.9,de;q=0.8", "en"),
     ("fr, ja", "en"),                               # none: the default
     (None, "en"),
+    # RFC 9110 §12.4.2: "A weight of 0 means 'not acceptable'".
+    ("de;q=0, en", "en"),
+    ("de;q=0", "en"),
+    ("de-CH;q=0.000, de;Q=0.0, en;q=0.1", "en"),
+    ("de;q=0.001", "de"),
+    ("en;q=0", "de"),                               # the default refused: the language that is not
+    ("fr, en;q=0.00", "de"),
 ])
 def test_nginx_picks_the_login_page_language_from_accept_language(stack, http, header, expected):
     response = page(http, stack, "/login.html", header, req="x")
@@ -165,6 +172,14 @@ def test_the_logout_page_follows_ui_locales_then_accept_language(stack, http):
     assert '<html lang="de">' in german.text
     by_parameter = http.get(stack.issuer + "/logout", params={"ui_locales": "de"}, headers={"Accept-Language": "en"}, timeout=10)
     assert '<html lang="de">' in by_parameter.text
+
+
+@pytest.mark.parametrize("header, expected", [("de;q=0, en", "en"), ("en;q=0", "de"), ("de;q=0", "en")])
+def test_a_page_the_issuer_builds_honours_a_zero_weight_as_nginx_does(stack, http, header, expected):
+    built = http.get(stack.issuer + "/logout", headers={"Accept-Language": header}, timeout=10)
+    assert f'<html lang="{expected}">' in built.text and built.headers["Content-Language"] == expected
+    static = page(http, stack, "/login.html", header, req="x")
+    assert static.headers["Content-Language"] == expected
 
 
 def test_the_account_page_follows_accept_language(stack, http):
