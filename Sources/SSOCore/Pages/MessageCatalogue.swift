@@ -121,6 +121,12 @@ public struct MessageCatalogue: Sendable {
         }
     }
 
+    /// The languages of the catalogues in `directory` (`LANGUAGE.json`),
+    /// sorted, without reading them.
+    public static func languages(directory: String) -> [String] {
+        DirectoryNames.of(directory).filter { $0.hasSuffix(".json") }.compactMap { LanguagePreferences.normalisedTag($0.dropLast(5)) }.sorted()
+    }
+
     /// What the responders load: the catalogues `ssoctl pages` wrote, with
     /// the product name already in their texts.
     public static func load(directory: String, defaultLanguage: String) throws -> MessageCatalogue {
