@@ -105,6 +105,26 @@ def test_the_404_page_is_styled_translated_and_keeps_its_status(stack, http):
     assert http.get(stack.api_a + "/no-such-page", timeout=10).json() == {"error": "not_found"}
 
 
+def test_the_app_links_host_answers_an_unknown_path_with_its_own_404_page(stack, http):
+    """Not nginx's default page: the branded one, in the browser's language,
+    under the host's CSP (its own style sheet, nothing else)."""
+    for language, catalogue in (("en", EN), ("de", DE)):
+        response = http.get(stack.app_links + "/no/such/page", headers={"Accept-Language": language}, timeout=10)
+        assert response.status_code == 404
+        assert "<center>nginx</center>" not in response.text
+        assert f'<html lang="{language}">' in response.text
+        assert f"<h1>{text(catalogue, 'error404.title')}</h1>" in response.text
+        assert f"<title>{text(catalogue, 'error404.title')} · Gatehouse</title>" in response.text
+        assert '<link rel="stylesheet" href="/css/applinks.css">' in response.text
+        assert response.headers["Content-Security-Policy"].startswith("default-src 'none'; style-src 'self'")
+        assert response.headers["Content-Language"] == language and response.headers["Cache-Control"] == "no-store"
+        assert response.headers["X-Frame-Options"] == "DENY"
+    # The page itself is only nginx's to serve.
+    assert http.get(stack.app_links + "/errors/404.html", timeout=10).status_code == 404
+    assert http.get(stack.app_links + "/errors/404", timeout=10).status_code == 404
+    assert http.get(stack.app_links + "/callback", timeout=10).status_code == 200
+
+
 def test_the_app_links_fallback_pages_follow_the_browser_language(stack, http):
     response = http.get(stack.app_links + "/callback?code=x", headers={"Accept-Language": "de"}, timeout=10)
     assert response.status_code == 200
