@@ -1,6 +1,10 @@
 /// A registered client.
 public struct Client: Equatable, Sendable {
     public let clientID: String
+    /// What people see the client called (`ssoctl client add --name`): the
+    /// login page, the sign-out confirmation and the account page show it
+    /// instead of the id. nil: they show the id.
+    public var displayName: String?
     /// scrypt of the client secret; nil for a public client.
     public var secretHash: String?
     public var scopes: [String]
@@ -26,14 +30,18 @@ public struct Client: Equatable, Sendable {
 
     public var isConfidential: Bool { secretHash != nil }
 
+    /// The name pages show: the display name, else the client id.
+    public var shownName: String { displayName ?? clientID }
+
     /// A client that signs users in (authorization code and refresh).
     public static let defaultGrantTypes = ["authorization_code", "refresh_token"]
 
     public init(clientID: String, secretHash: String?, scopes: [String], nativeSSOGroup: String?, redirectURIs: [String],
                 postLogoutRedirectURIs: [String], grantTypes: [String] = Client.defaultGrantTypes, requireDPoP: Bool = false,
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
-                androidPackage: String? = nil, androidCertificateFingerprints: [String] = []) {
+                androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil) {
         self.clientID = clientID
+        self.displayName = displayName
         self.secretHash = secretHash
         self.scopes = scopes
         self.nativeSSOGroup = nativeSSOGroup

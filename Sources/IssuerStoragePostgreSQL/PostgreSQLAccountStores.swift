@@ -95,7 +95,7 @@ final class PostgreSQLClientStore: ClientStore {
 
     static let columns = """
         client_id, secret_hash, scopes, native_sso_group, grant_types, require_dpop, require_par, access_token_lifetime,
-        refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints
+        refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name
         """
 
     func find(clientID: String) throws -> Client? {
@@ -109,7 +109,7 @@ final class PostgreSQLClientStore: ClientStore {
                       grantTypes: StoredList.decode(row.string(4)), requireDPoP: row.int(5) != 0, requirePAR: row.int(6) != 0,
                       accessTokenLifetime: row.optionalInt(7).map(Int.init), refreshTokenLifetime: row.optionalInt(8).map(Int.init),
                       iosAppID: row.optionalString(9), androidPackage: row.optionalString(10),
-                      androidCertificateFingerprints: StoredList.decode(row.string(11)))
+                      androidCertificateFingerprints: StoredList.decode(row.string(11)), displayName: row.optionalString(12))
     }
 
     func list() throws -> [Client] {
@@ -126,13 +126,13 @@ final class PostgreSQLClientStore: ClientStore {
         let changed = try connection.execute("""
             UPDATE clients SET secret_hash = $1, scopes = $2, native_sso_group = $3, grant_types = $4, require_dpop = $5, require_par = $6,
                 access_token_lifetime = $7, refresh_token_lifetime = $8, ios_app_id = $9, android_package = $10,
-                android_cert_fingerprints = $11
-            WHERE client_id = $12
+                android_cert_fingerprints = $11, display_name = $12
+            WHERE client_id = $13
             """, [PostgreSQLValue(client.secretHash), .text(StoredList.encode(client.scopes)), PostgreSQLValue(client.nativeSSOGroup),
                   .text(StoredList.encode(client.grantTypes)), PostgreSQLValue(client.requireDPoP), PostgreSQLValue(client.requirePAR),
                   Self.optional(client.accessTokenLifetime), Self.optional(client.refreshTokenLifetime), PostgreSQLValue(client.iosAppID),
                   PostgreSQLValue(client.androidPackage), .text(StoredList.encode(client.androidCertificateFingerprints)),
-                  .text(client.clientID)])
+                  PostgreSQLValue(client.displayName), .text(client.clientID)])
         guard changed == 1 else { return false }
         try connection.execute("DELETE FROM client_redirect_uris WHERE client_id = $1", [.text(client.clientID)])
         for (kind, uris) in [("login", client.redirectURIs), ("post_logout", client.postLogoutRedirectURIs)] {

@@ -8,7 +8,7 @@ import PostgreSQLClient
 /// spellings are one address, byte for byte.
 public enum PostgreSQLIssuerSchema {
     public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
-                                                                    (6, version6)]
+                                                                    (6, version6), (7, version7)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -292,5 +292,11 @@ public enum PostgreSQLIssuerSchema {
     static let version6 = """
         ALTER TABLE sso_sessions ADD COLUMN created_ip TEXT;
         ALTER TABLE sso_sessions ADD COLUMN user_agent TEXT;
+        """
+
+    /// A client's display name (as SQLite's migration 14): what the pages
+    /// show instead of its id; NULL for none.
+    static let version7 = """
+        ALTER TABLE clients ADD COLUMN display_name TEXT;
         """
 }

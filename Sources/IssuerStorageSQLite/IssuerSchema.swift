@@ -21,6 +21,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.passkeys,
         IssuerMigrations.sessionOrigins,
         IssuerMigrations.settingsChanges,
+        IssuerMigrations.clientDisplayNames,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

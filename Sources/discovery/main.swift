@@ -3,7 +3,8 @@ import IssuerComposition
 import SSOCore
 
 // The discovery responder: /.well-known/openid-configuration, with the
-// registered APIs' scopes.
+// registered APIs' scopes and the languages of the pages.
 ResponderProcess.run(endpoint: "discovery") { config in
-    try DiscoveryResponder(document: DiscoveryDocument(config: config), apis: try IssuerComposition.services(config).apis)
+    try DiscoveryResponder(document: DiscoveryDocument(config: config, uiLocales: MessageCatalogue.languages(directory: config.messagesDirectory)),
+                           apis: try IssuerComposition.services(config).apis)
 }

@@ -20,6 +20,10 @@ struct ClientCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Register a client. Public (no secret) unless --secret-stdin is given, which makes it confidential (client_secret_basic).")
         @Argument(help: "The client_id.") var clientID: String
+        @Option(name: .customLong("name"), help: """
+            What people see the app called: the login page, the sign-out confirmation and the account page show it instead of \
+            the client_id (1 to 64 characters, no control characters).
+            """) var displayName: String?
         @Option(name: .customLong("redirect-uri"), help: "A redirect URI, matched exactly (repeatable; one at least for a sign-in client).")
         var redirectURIs: [String] = []
         @Option(name: .customLong("post-logout-redirect-uri"), help: "A post-logout redirect URI (repeatable).") var postLogoutRedirectURIs: [String] = []
@@ -44,7 +48,8 @@ struct ClientCommand: ParsableCommand {
                     clientID: clientID, redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs, scopes: scopes,
                     nativeSSOGroup: nativeSSOGroup, secret: secret, grantTypes: grantTypes, requireDPoP: requireDPoP, requirePAR: requirePAR,
                     accessTokenLifetime: accessTokenTTL, refreshTokenLifetime: refreshTokenTTL, iosAppID: app.iosAppID,
-                    androidPackage: app.androidPackage, androidCertificateFingerprints: app.androidCertificateFingerprints))
+                    androidPackage: app.androidPackage, androidCertificateFingerprints: app.androidCertificateFingerprints,
+                    displayName: displayName))
             }
             AdminAudit.changed("client add", target: client.clientID, client: client.clientID)
             context.refreshAppLinkFiles()
@@ -57,6 +62,8 @@ struct ClientCommand: ParsableCommand {
             abstract: "Change a client's settings; running responders use them at once.",
             discussion: "The result must satisfy what `client add` requires, or nothing changes.")
         @Argument(help: "The client_id.") var clientID: String
+        @Option(name: .customLong("name"), help: "The name the pages show instead of the client_id; \"\" removes it.")
+        var displayName: String?
         @Option(name: .customLong("add-redirect-uri"), help: "Add a redirect URI (repeatable).") var addRedirectURIs: [String] = []
         @Option(name: .customLong("remove-redirect-uri"), help: "Remove a redirect URI (repeatable).") var removeRedirectURIs: [String] = []
         @Option(name: .customLong("add-post-logout-redirect-uri"), help: "Add a post-logout redirect URI (repeatable).")
@@ -79,6 +86,7 @@ struct ClientCommand: ParsableCommand {
 
         func run() throws {
             var changes = ClientChanges()
+            changes.displayName = displayName
             changes.addRedirectURIs = addRedirectURIs
             changes.removeRedirectURIs = removeRedirectURIs
             changes.addPostLogoutRedirectURIs = addPostLogoutRedirectURIs
@@ -138,17 +146,16 @@ struct ClientCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List clients.")
+        static let configuration = CommandConfiguration(
+            abstract: "List clients.",
+            discussion: "One block per client, wrapped to 100 columns; --json gives every setting.")
         @Flag(help: "Print a JSON array of objects.") var json = false
 
         func run() throws {
             let context = try Context.open()
             let clients = attempt { try context.clients.list() }
             if json { return printJSON(clients.map(ClientJSON.init)) }
-            printTable(["CLIENT_ID", "TYPE", "GRANTS", "GROUP", "SCOPES", "REDIRECT_URIS", "POST_LOGOUT_URIS"], clients.map {
-                [$0.clientID, $0.isConfidential ? "confidential" : "public", $0.grantTypes.joined(separator: ","), $0.nativeSSOGroup ?? "-",
-                 $0.scopes.joined(separator: " "), $0.redirectURIs.joined(separator: " "), $0.postLogoutRedirectURIs.joined(separator: " ")]
-            })
+            print(ClientListing.text(clients), terminator: "")
         }
     }
 }

@@ -13,6 +13,10 @@ struct ClientGroupCommand: ParsableCommand {
             The seed device_id profile (di_hash in ID tokens, device ids as actor tokens) is off unless switched on \
             here, because a device id is not a secret; the demo group has it on. Both need the device_sso scope in \
             app #1's sign-in. Running responders see a change at their next request.
+
+            A group may be set up before its first client: `ssoctl client group acme --allow-device-id` works with no \
+            client in acme yet, and the clients added later with --native-sso-group acme get the setting. Showing a \
+            group no client names lists no members and its settings (the defaults unless set here).
             """)
 
     @Argument(help: "The group's name.") var name: String
@@ -29,7 +33,8 @@ struct ClientGroupCommand: ParsableCommand {
             AdminAudit.changed(allowDeviceID ? "client group allow-device-id" : "client group no-allow-device-id", target: group.name)
         }
         print("group: \(group.name)")
-        print("members: \(group.members.joined(separator: " "))")
+        print("members: " + (group.members.isEmpty ? "(none yet: clients join with --native-sso-group \(group.name))"
+                                                   : group.members.joined(separator: " ")))
         print("device_id profile: \(group.allowsDeviceID ? "on" : "off")")
     }
 }

@@ -107,7 +107,7 @@ struct ClientJSON: Encodable {
     init(_ client: Client) { self.client = client }
 
     enum CodingKeys: String, CodingKey {
-        case clientID = "client_id", type, grantTypes = "grant_types", scopes, redirectURIs = "redirect_uris"
+        case clientID = "client_id", name, type, grantTypes = "grant_types", scopes, redirectURIs = "redirect_uris"
         case postLogoutRedirectURIs = "post_logout_redirect_uris", nativeSSOGroup = "native_sso_group", requireDPoP = "require_dpop"
         case requirePAR = "require_par", accessTokenTTL = "access_token_ttl", refreshTokenTTL = "refresh_token_ttl"
         case iosAppID = "ios_app_id", androidPackage = "android_package", androidCertificateFingerprints = "android_cert_fingerprints"
@@ -116,6 +116,7 @@ struct ClientJSON: Encodable {
     func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(client.clientID, forKey: .clientID)
+        try container.encode(client.displayName, forKey: .name)   // null: the pages show the client_id
         try container.encode(client.isConfidential ? "confidential" : "public", forKey: .type)
         try container.encode(client.grantTypes, forKey: .grantTypes)
         try container.encode(client.scopes, forKey: .scopes)

@@ -35,6 +35,6 @@ struct TOTPCommand: ParsableCommand {
         let secret = attempt { try context.services.totp.enrol(userID: user.id) }
         // The event names the account only: the seed and its URI stay on standard output.
         AdminAudit.changed("user totp", target: user.email, user: user.email)
-        print(OTPAuthURI.totp(email: user.email, secret: secret))
+        print(OTPAuthURI.totp(email: user.email, secret: secret, issuer: context.services.settings.brandName))
     }
 }

@@ -97,7 +97,7 @@ final class AccountTOTPTests: SignInTestCase {
         XCTAssertTrue(page.contains("action=\"\(AccountTOTPResponder.confirmPath)\""))
         XCTAssertFalse(page.contains("style="), "CSP style-src 'self'")
         // The QR code is the otpauth URI of that very seed.
-        let expected = try QRCodeSVG(encoding: OTPAuthURI.totp(email: bobEmail, secret: result.secret)).svg(label: "QR code for your authenticator app")
+        let expected = try QRCodeSVG(encoding: OTPAuthURI.totp(email: bobEmail, secret: result.secret, issuer: "Gatehouse")).svg(label: "QR code for your authenticator app")
         XCTAssertTrue(page.contains(expected))
         XCTAssertFalse(try enrolled(bob))
         XCTAssertFalse(result.pending.contains(Base32.encode(result.secret)), "the seed is sealed in the form")

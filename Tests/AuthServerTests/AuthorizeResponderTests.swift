@@ -140,6 +140,36 @@ final class AuthorizeResponderTests: SignInTestCase {
         }
     }
 
+    /// For the app's developer: the error code, the parameter at fault, and
+    /// the request id that the request's log line carries too.
+    func testTheErrorPageNamesTheCodeTheParameterAndTheRequestID() throws {
+        let valid = H.authorizationParameters()
+        let cases: [(RequestParameters, String, String?)] = [
+            (valid.setting("client_id", "mobile-app-999"), "invalid_client", "client_id"),
+            (valid.removing("client_id"), "invalid_request", "client_id"),
+            (valid.setting("redirect_uri", "https://evil.example/callback"), "invalid_request", "redirect_uri"),
+            (valid.adding("redirect_uri", H.customSchemeRedirect), "invalid_request", "redirect_uri"),
+            (valid.setting("client_id", "mobile-app-001").adding("request_uri", "urn:ietf:params:oauth:request_uri:nope"),
+             "invalid_request", "request_uri"),
+        ]
+        for (parameters, code, parameter) in cases {
+            let response = harness.run(harness.authorize, Request(method: "GET", path: "/authorize", query: parameters.encoded,
+                                                                  requestID: "4f1c9d0e8a7b6c5d"))
+            XCTAssertEqual(response.status, 400)
+            let page = response.bodyText
+            XCTAssertTrue(page.contains("<dt>Error</dt><dd><code>\(code)</code></dd>"), page)
+            if let parameter { XCTAssertTrue(page.contains("<dt>Parameter</dt><dd><code>\(parameter)</code></dd>"), page) }
+            XCTAssertTrue(page.contains("<dt>Request ID</dt><dd><code>4f1c9d0e8a7b6c5d</code></dd>"), page)
+        }
+        let malformed = harness.run(harness.authorize, Request(method: "GET", path: "/authorize", query: "client_id=%zz", requestID: "r1"))
+        XCTAssertTrue(malformed.bodyText.contains("<dt>Error</dt><dd><code>invalid_request</code></dd>"), malformed.bodyText)
+        XCTAssertFalse(malformed.bodyText.contains("<dt>Parameter</dt>"), "a query that cannot be read names no parameter")
+        XCTAssertTrue(malformed.bodyText.contains("<code>r1</code>"))
+        let german = harness.run(harness.authorize, Request(method: "GET", path: "/authorize", query: valid.setting("client_id", "x").encoded,
+                                                            headers: ["accept-language": "de"], requestID: "r2"))
+        XCTAssertTrue(german.bodyText.contains("<dt>Anfrage-ID</dt><dd><code>r2</code></dd>"), german.bodyText)
+    }
+
     func testUnknownClientWithValidSessionStillGetsErrorPage() throws {
         let session = try harness.signIn().sessionSecret
         try assertDatabaseUnchanged("unknown client with a session") {

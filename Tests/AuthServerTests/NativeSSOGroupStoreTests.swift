@@ -8,7 +8,7 @@ import SQLiteClient
 import SSOCore
 
 /// The per-group switch of the seed (`device_id`) profile: off by default,
-/// on for the demo group, changed only for groups that exist.
+/// on for the demo group, settable before a group's first client.
 final class NativeSSOGroupStoreTests: XCTestCase {
     var issuer: TemporaryIssuer!
     var groups: NativeSSOGroups { issuer.services.nativeSSOGroups }
@@ -55,10 +55,10 @@ final class NativeSSOGroupStoreTests: XCTestCase {
         XCTAssertFalse(try groups.allowsDeviceID(group: "demo"), "a restart (ssoctl setup --demo) does not switch it back on")
     }
 
-    func testUnknownGroupsAndBadNamesAreRefusedAndChangeNothing() throws {
+    func testBadNamesAreRefusedAndChangeNothing() throws {
         try ensureDemo()
         let before = try snapshot()
-        for name in ["no-such-group", "", "has space", "x\u{0}y", String(repeating: "g", count: 65), "démo"] {
+        for name in ["", "has space", "x\u{0}y", String(repeating: "g", count: 65), "démo"] {
             for allowed in [true, false] {
                 XCTAssertThrowsError(try groups.setAllowsDeviceID(allowed, group: name), name.debugDescription) { error in
                     XCTAssertTrue(error is ValidationError, "\(error)")
@@ -67,11 +67,18 @@ final class NativeSSOGroupStoreTests: XCTestCase {
             XCTAssertThrowsError(try groups.group(named: name), name.debugDescription)
         }
         XCTAssertEqual(try snapshot(), before)
-        for attempt in [{ try self.groups.group(named: "no-such-group") }, { try self.groups.setAllowsDeviceID(true, group: "no-such-group") }] {
-            XCTAssertThrowsError(try attempt()) { error in
-                XCTAssertEqual("\(error)", "unknown native SSO group no-such-group: no client is in it")
-            }
-        }
+    }
+
+    /// A group can exist before its clients: the switch is set for a group
+    /// no client names yet, and the first client that joins it has it.
+    func testAGroupIsSetUpBeforeItsFirstClient() throws {
+        XCTAssertEqual(try groups.group(named: "acme"), NativeSSOGroup(name: "acme", members: [], allowsDeviceID: false))
+        XCTAssertEqual(try groups.setAllowsDeviceID(true, group: "acme"), NativeSSOGroup(name: "acme", members: [], allowsDeviceID: true))
+        XCTAssertTrue(try groups.allowsDeviceID(group: "acme"))
+        try addClient("acme-one", group: "acme")
+        XCTAssertEqual(try groups.group(named: "acme"), NativeSSOGroup(name: "acme", members: ["acme-one"], allowsDeviceID: true))
+        XCTAssertEqual(try groups.setAllowsDeviceID(false, group: "acme").members, ["acme-one"])
+        XCTAssertFalse(try groups.allowsDeviceID(group: "acme"))
     }
 
     func testTheMigrationSwitchesOnAnExistingDemoGroupOnlyAndLeavesOldDeviceSecretsUnbounded() throws {

@@ -50,7 +50,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
         }
         // Translated, except names and words both languages share.
         XCTAssertEqual(english.keys.filter { german[$0] == english[$0] }.sorted(),
-                       ["index.title", "otp.code", "passkeys.heading", "sessions.apps"])
+                       ["error.details_parameter", "index.title", "otp.code", "passkeys.heading", "sessions.apps"])
     }
 
     func testTextsTheEndToEndTestsMatchStayAsTheyWere() {
@@ -148,7 +148,9 @@ final class PageLanguageTests: SessionEndpointsTestCase {
         ]
         for (index, message) in errors.enumerated() {
             let title = ["error.signin_title", "account.error_title", "logout.error_title"][index % 3]
-            pages.append(("error \(message.key)", ErrorPage.render(title: title, message: message, messages: messages, detail: "d").bodyText))
+            let details = IntegratorErrorDetails(code: .invalidRequest, parameter: "client_id", request: Request(method: "GET", path: "/", requestID: "r"))
+            pages.append(("error \(message.key)", ErrorPage.render(title: title, message: message, messages: messages, detail: "d",
+                                                                   integrator: index % 2 == 0 ? details : nil).bodyText))
         }
         for text in ["account.sign_in_again", "account.form_malformed", "account.form_foreign", "passkeys.limit_reached",
                      "passkeys.not_added", "passkeys.sign_in_refused", "totp.qr_label", "totp.wrong_code"] {

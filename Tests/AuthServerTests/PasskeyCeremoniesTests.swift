@@ -229,6 +229,14 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         XCTAssertEqual(Base64URL.decode(try ceremonies.registrationOptions(for: bob, binding: []).user.id), Array(bob.subject.utf8))
     }
 
+    /// WebAuthn §5.4.1 rp.name is what the passkey dialog shows: the brand.
+    func testTheRelyingPartyNameIsTheBrandName() throws {
+        let config = try GatehouseConfig(home: issuer.home, values: ["GATEHOUSE_BRAND_NAME": "Acme ID"])
+        let branded = IssuerServices(settings: IssuerSettings(config: config), storage: issuer.storage,
+                                     sealingKeys: issuer.services.sealingKeys, hasher: TemporaryIssuer.fastHasher)
+        XCTAssertEqual(try branded.passkeys.registrationOptions(for: alice, binding: SecureRandom.bytes(32)).rp.name, "Acme ID")
+    }
+
     func testAccountOptionsEndpointAnswersTheSameOptionsAsJSON() throws {
         let cookie = try sessionCookie(for: alice)
         let existing = try SoftAuthenticator()

@@ -82,6 +82,37 @@ final class StoreTests: XCTestCase {
         XCTAssertFalse(confidential.secretHash?.contains("a-long-enough-secret") ?? true, "secret stored hashed")
     }
 
+    /// `--name`: what the pages show instead of the id. Checked as text a
+    /// page and a terminal show: 1 to 64 characters, no outer spaces, no
+    /// control or formatting characters; "" on update removes it.
+    func testClientDisplayNamesAreCheckedAndRemovable() throws {
+        let named = try issuer.clients.add(ClientRegistration(clientID: "shop", redirectURIs: ["https://shop.example/cb"],
+                                                              displayName: "Acme Shöp & Co"))
+        XCTAssertEqual(named.displayName, "Acme Shöp & Co")
+        XCTAssertEqual(named.shownName, "Acme Shöp & Co")
+        XCTAssertEqual(try issuer.otherProcess().clients.find(clientID: "shop")?.displayName, "Acme Shöp & Co")
+        let before = try issuer.snapshot()
+        for bad in ["", " Acme", "Acme ", "Acme\nShop", "Acme\u{7}", "Acme\u{85}", "\u{202E}pohS emcA", "Ac\u{200B}me", "Acme\u{2028}",
+                    String(repeating: "x", count: 65)] {
+            XCTAssertThrowsError(try issuer.clients.add(ClientRegistration(clientID: "other", redirectURIs: ["https://o.example/cb"],
+                                                                           displayName: bad)), bad.debugDescription)
+            var changes = ClientChanges()
+            changes.displayName = bad.isEmpty ? "\t" : bad
+            XCTAssertThrowsError(try issuer.clients.update(clientID: "shop", changes), bad.debugDescription)
+        }
+        XCTAssertEqual(try issuer.snapshot(), before, "a refused name changes nothing")
+        XCTAssertNoThrow(try issuer.clients.add(ClientRegistration(clientID: "long", redirectURIs: ["https://l.example/cb"],
+                                                                   displayName: String(repeating: "é", count: 64))))
+        var rename = ClientChanges()
+        rename.displayName = "Acme Shop"
+        XCTAssertEqual(try issuer.clients.update(clientID: "shop", rename).displayName, "Acme Shop")
+        var remove = ClientChanges()
+        remove.displayName = ""
+        let unnamed = try issuer.clients.update(clientID: "shop", remove)
+        XCTAssertNil(unnamed.displayName)
+        XCTAssertEqual(unnamed.shownName, "shop", "without a name the pages show the id")
+    }
+
     func testKeyRotationAndRetirement() throws {
         let keys = issuer.keys
         let first = try keys.rotate()
@@ -104,6 +135,8 @@ final class StoreTests: XCTestCase {
         XCTAssertFalse(try DemoData.ensure(issuer.services, config: issuer.config, password: "other-pass"))
         let client = try XCTUnwrap(issuer.clients.find(clientID: "mobile-app-002"))
         XCTAssertEqual(client.nativeSSOGroup, "demo")
+        XCTAssertEqual(client.displayName, "Demo Mobile App 2")
+        XCTAssertEqual(try issuer.clients.find(clientID: "mobile-app-001")?.displayName, "Demo Mobile App 1")
         XCTAssertEqual(Set(client.redirectURIs), ["myapp:auth/callback", "https://localhost:8443/mobile/postlogin.html", "http://127.0.0.1/callback"])
         XCTAssertEqual(Set(client.postLogoutRedirectURIs), ["myapp:auth/logout", "https://localhost:8443/mobile/postlogout.html"])
         XCTAssertEqual(client.scopes, ["openid", "profile", "email", "offline_access", "device_sso", "api:serverA", "api:serverB"])

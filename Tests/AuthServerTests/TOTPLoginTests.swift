@@ -320,11 +320,18 @@ final class TOTPLoginTests: SignInTestCase {
 
     func testProvisioningURI() throws {
         let secret = Array("12345678901234567890".utf8)
-        XCTAssertEqual(OTPAuthURI.totp(email: "bob@example.com", secret: secret),
+        XCTAssertEqual(OTPAuthURI.totp(email: "bob@example.com", secret: secret, issuer: "Gatehouse"),
                        "otpauth://totp/Gatehouse:bob@example.com?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Gatehouse"
                        + "&algorithm=SHA1&digits=6&period=30")
-        XCTAssertEqual(OTPAuthURI.totp(email: "bob+x:y@example.com", secret: [0xff]),
+        XCTAssertEqual(OTPAuthURI.totp(email: "bob+x:y@example.com", secret: [0xff], issuer: "Gatehouse"),
                        "otpauth://totp/Gatehouse:bob%2Bx%3Ay@example.com?secret=74&issuer=Gatehouse&algorithm=SHA1&digits=6&period=30")
+        // The brand name (GATEHOUSE_BRAND_NAME), escaped per RFC 3986: a space is %20, never "+".
+        XCTAssertEqual(OTPAuthURI.totp(email: "bob@example.com", secret: [0xff], issuer: "Acme & Co Ü"),
+                       "otpauth://totp/Acme%20%26%20Co%20%C3%9C:bob@example.com?secret=74&issuer=Acme%20%26%20Co%20%C3%9C"
+                       + "&algorithm=SHA1&digits=6&period=30")
+        // "Neither issuer nor account name may themselves contain a colon": such a name is the issuer parameter only.
+        XCTAssertEqual(OTPAuthURI.totp(email: "bob@example.com", secret: [0xff], issuer: "Acme: ID"),
+                       "otpauth://totp/bob@example.com?secret=74&issuer=Acme%3A%20ID&algorithm=SHA1&digits=6&period=30")
     }
 }
 

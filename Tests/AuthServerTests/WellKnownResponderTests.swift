@@ -74,7 +74,22 @@ final class WellKnownResponderTests: XCTestCase {
         XCTAssertEqual(document["id_token_signing_alg_values_supported"] as? [String], ["RS256"])
         XCTAssertTrue((document["token_endpoint_auth_methods_supported"] as? [String])?.contains("none") ?? false)
         XCTAssertEqual(document["authorization_response_iss_parameter_supported"] as? Bool, true)
+        XCTAssertTrue((document["claims_supported"] as? [String])?.contains("roles") ?? false, "access tokens carry roles")
+        XCTAssertNil(document["ui_locales_supported"], "no pages known: not claimed")
         XCTAssertEqual(try responder.respond(to: Request(method: "DELETE", path: "/")).status, 405)
+    }
+
+    /// OIDC Discovery §3 ui_locales_supported: the languages there are pages in.
+    func testUILocalesSupportedAreTheLanguagesOfThePages() throws {
+        let directory = issuer.home + "/messages"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for name in ["en.json", "de.json", "pt-BR.json", "notes.txt", "x.json"] {
+            XCTAssertTrue(FileManager.default.createFile(atPath: directory + "/" + name, contents: Data("{}".utf8)))
+        }
+        XCTAssertEqual(MessageCatalogue.languages(directory: directory), ["de", "en", "pt-br"])
+        let document = DiscoveryDocument(config: issuer.config, uiLocales: MessageCatalogue.languages(directory: directory))
+        let encoded = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(JSON.encode(document))) as? [String: Any])
+        XCTAssertEqual(encoded["ui_locales_supported"] as? [String], ["de", "en", "pt-br"])
     }
 
     func testScopesSupportedFollowTheAPIRegistryWithoutARestart() throws {

@@ -15,6 +15,7 @@ final class ClientAndAPIStoreConformanceTests: ConformanceTestCase {
             XCTAssertEqual(stored.grantTypes, ["authorization_code", "refresh_token"], backend.name)
             XCTAssertFalse(stored.requireDPoP || stored.requirePAR, backend.name)
             XCTAssertNil(stored.accessTokenLifetime, backend.name)
+            XCTAssertNil(stored.displayName, "\(backend.name): no display name unless given")
             var changed = stored
             changed.secretHash = "hash"
             changed.redirectURIs = ["app:/two", "app:/one"]
@@ -27,9 +28,14 @@ final class ClientAndAPIStoreConformanceTests: ConformanceTestCase {
             changed.iosAppID = "ABCDE12345.com.example.app"
             changed.androidPackage = "com.example.app"
             changed.androidCertificateFingerprints = ["AA:BB", "CC:DD"]
+            changed.displayName = "Acme Shöp <&> 🛒"
             XCTAssertTrue(try backend.storage.write { try $0.clients.update(changed) }, backend.name)
             changed.redirectURIs.sort()
             XCTAssertEqual(try backend.storage.read.clients.find(clientID: "app"), changed, backend.name)
+            XCTAssertEqual(try backend.storage.read.clients.list().first?.displayName, "Acme Shöp <&> 🛒", "\(backend.name): listed too")
+            changed.displayName = nil
+            XCTAssertTrue(try backend.storage.write { try $0.clients.update(changed) }, backend.name)
+            XCTAssertNil(try backend.storage.read.clients.find(clientID: "app")?.displayName, "\(backend.name): removed again")
             XCTAssertFalse(try backend.storage.write { try $0.clients.update(Self.client("nobody")) }, "\(backend.name): no such client")
             XCTAssertNil(try backend.storage.read.clients.find(clientID: "nobody"), backend.name)
         }

@@ -196,12 +196,28 @@ def test_the_seed_profile_follows_the_group_switch_without_a_restart(stack, http
     assert exchange(stack, tokens["id_token"], device_id, DEVICE_ID).status_code == 200
 
     before = stack.database_dump()
-    for args in (["no-such-group"], ["no-such-group", "--allow-device-id"], ["bad name", "--no-allow-device-id"], [""]):
+    for args in (["bad name", "--no-allow-device-id"], ["bad name"], [""]):
         refused = stack.ssoctl("client", "group", *args)
         assert refused.returncode == 1 and refused.stderr.startswith("ssoctl: error: "), (args, refused.stderr)
-    assert "unknown native SSO group no-such-group" in stack.ssoctl("client", "group", "no-such-group").stderr
     assert stack.database_dump() == before
     assert stack.ssoctl("client", "group", "--help").returncode == 0
+
+
+def test_a_group_is_set_up_before_its_first_client(stack):
+    """`client group acme --allow-device-id` works before any client is in
+    acme; the client that joins later has the seed profile on."""
+    shown = stack.ssoctl("client", "group", "early-group")
+    assert shown.returncode == 0, shown.stderr
+    assert "members: (none yet: clients join with --native-sso-group early-group)" in shown.stdout
+    assert "device_id profile: off" in shown.stdout
+    switched = stack.ssoctl("client", "group", "early-group", "--allow-device-id")
+    assert switched.returncode == 0 and "device_id profile: on" in switched.stdout, switched.stderr
+    added = stack.ssoctl("client", "add", "early-app", "--redirect-uri", "com.example.early:/cb", "--scope", "openid",
+                         "--scope", "device_sso", "--native-sso-group", "early-group")
+    assert added.returncode == 0, added.stderr
+    shown = stack.ssoctl("client", "group", "early-group")
+    assert "members: early-app" in shown.stdout and "device_id profile: on" in shown.stdout, shown.stdout
+    assert "set up before its first client" in " ".join(stack.ssoctl("client", "group", "--help").stdout.split())
 
 
 def test_the_seed_profile_needs_an_unexpired_id_token(stack, http):

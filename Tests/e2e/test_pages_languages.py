@@ -46,6 +46,13 @@ def page(http, stack, path, language=None, **params):
     ("en-GB,en;q=0.9,de;q=0.8", "en"),
     ("fr, ja", "en"),                               # none: the default
     (None, "en"),
+    # RFC 9110 §12.4.2: "A weight of 0 means 'not acceptable'".
+    ("de;q=0, en", "en"),
+    ("de;q=0", "en"),
+    ("de-CH;q=0.000, de;Q=0.0, en;q=0.1", "en"),
+    ("de;q=0.001", "de"),
+    ("en;q=0", "de"),                               # the default refused: the language that is not
+    ("fr, en;q=0.00", "de"),
 ])
 def test_nginx_picks_the_login_page_language_from_accept_language(stack, http, header, expected):
     response = page(http, stack, "/login.html", header, req="x")
@@ -96,6 +103,26 @@ def test_the_404_page_is_styled_translated_and_keeps_its_status(stack, http):
         assert "default-src 'none'" in response.headers["Content-Security-Policy"]
     # Still the JSON 404 on the API hosts: only the issuer's pages are pages.
     assert http.get(stack.api_a + "/no-such-page", timeout=10).json() == {"error": "not_found"}
+
+
+def test_the_app_links_host_answers_an_unknown_path_with_its_own_404_page(stack, http):
+    """Not nginx's default page: the branded one, in the browser's language,
+    under the host's CSP (its own style sheet, nothing else)."""
+    for language, catalogue in (("en", EN), ("de", DE)):
+        response = http.get(stack.app_links + "/no/such/page", headers={"Accept-Language": language}, timeout=10)
+        assert response.status_code == 404
+        assert "<center>nginx</center>" not in response.text
+        assert f'<html lang="{language}">' in response.text
+        assert f"<h1>{text(catalogue, 'error404.title')}</h1>" in response.text
+        assert f"<title>{text(catalogue, 'error404.title')} · Gatehouse</title>" in response.text
+        assert '<link rel="stylesheet" href="/css/applinks.css">' in response.text
+        assert response.headers["Content-Security-Policy"].startswith("default-src 'none'; style-src 'self'")
+        assert response.headers["Content-Language"] == language and response.headers["Cache-Control"] == "no-store"
+        assert response.headers["X-Frame-Options"] == "DENY"
+    # The page itself is only nginx's to serve.
+    assert http.get(stack.app_links + "/errors/404.html", timeout=10).status_code == 404
+    assert http.get(stack.app_links + "/errors/404", timeout=10).status_code == 404
+    assert http.get(stack.app_links + "/callback", timeout=10).status_code == 200
 
 
 def test_the_app_links_fallback_pages_follow_the_browser_language(stack, http):
@@ -165,6 +192,14 @@ def test_the_logout_page_follows_ui_locales_then_accept_language(stack, http):
     assert '<html lang="de">' in german.text
     by_parameter = http.get(stack.issuer + "/logout", params={"ui_locales": "de"}, headers={"Accept-Language": "en"}, timeout=10)
     assert '<html lang="de">' in by_parameter.text
+
+
+@pytest.mark.parametrize("header, expected", [("de;q=0, en", "en"), ("en;q=0", "de"), ("de;q=0", "en")])
+def test_a_page_the_issuer_builds_honours_a_zero_weight_as_nginx_does(stack, http, header, expected):
+    built = http.get(stack.issuer + "/logout", headers={"Accept-Language": header}, timeout=10)
+    assert f'<html lang="{expected}">' in built.text and built.headers["Content-Language"] == expected
+    static = page(http, stack, "/login.html", header, req="x")
+    assert static.headers["Content-Language"] == expected
 
 
 def test_the_account_page_follows_accept_language(stack, http):

@@ -1,4 +1,5 @@
 """ssoctl against a live stack: bad input changes nothing; good input takes effect."""
+import json
 import secrets
 
 import pytest
@@ -15,6 +16,10 @@ import pytest
     (["client", "add", "new-app", "--redirect-uri", "http://evil.example/cb"], None),
     (["client", "add", "new-app", "--redirect-uri", "javascript:alert(1)"], None),
     (["client", "add", "new-app"], None),
+    (["client", "add", "new-app", "--redirect-uri", "com.example.new:/cb", "--name", "Two\nLines"], None),
+    (["client", "add", "new-app", "--redirect-uri", "com.example.new:/cb", "--name", "x" * 65], None),
+    (["client", "update", "mobile-app-001", "--name", " Outer spaces"], None),
+    (["client", "update", "mobile-app-001", "--name", "\u202eppa omed"], None),
     (["keys", "retire", "no-such-kid"], None),
 ])
 def test_bad_input_is_refused_and_changes_nothing(stack, args, stdin):
@@ -64,3 +69,41 @@ def test_a_double_dash_ends_the_options_before_a_kid_or_sid(stack):
     sid = secrets.token_urlsafe(16)
     assert stack.ssoctl("sessions", "revoke", "--").returncode == 64, "-- alone names no sid"
     assert stack.ssoctl("sessions", "revoke", "--", sid, "other").returncode == 64, "still exactly one"
+
+
+def test_a_client_name_is_listed_and_removable(stack):
+    """`--name`: what the pages call the client; --json has it as `name`."""
+    added = stack.ssoctl("client", "add", "named-app", "--redirect-uri", "com.example.named:/cb", "--name", "Acme Shöp <Partner>")
+    assert added.returncode == 0, added.stderr
+    def listed():
+        return [c for c in json.loads(stack.ssoctl("client", "list", "--json").stdout) if c["client_id"] == "named-app"][0]
+    assert listed()["name"] == "Acme Shöp <Partner>"
+    assert "  name            Acme Shöp <Partner>" in stack.ssoctl("client", "list").stdout
+    assert stack.ssoctl("client", "update", "named-app", "--name", "Acme Shop").returncode == 0
+    assert listed()["name"] == "Acme Shop"
+    assert stack.ssoctl("client", "update", "named-app", "--name", "").returncode == 0
+    assert listed()["name"] is None
+    demo = [c for c in json.loads(stack.ssoctl("client", "list", "--json").stdout) if c["client_id"] == "mobile-app-001"][0]
+    assert demo["name"] == "Demo Mobile App 1"
+
+
+def test_client_list_fits_a_100_column_terminal(stack):
+    """The listing wraps to 100 columns and still shows every value: the
+    table it replaced was over 300 columns wide with the demo clients."""
+    uris = [f"https://wide-{n}.example.com/oauth/callback/with/a/rather/long/path/{n}" for n in range(4)]
+    scopes = ["openid", "profile", "email", "offline_access", "api:serverA", "api:serverB"]
+    args = ["client", "add", "wide-app", "--name", "Wide App " + "x" * 55]  # 64 characters, the most allowed
+    for uri in uris:
+        args += ["--redirect-uri", uri, "--post-logout-redirect-uri", uri + "/bye"]
+    for scope in scopes:
+        args += ["--scope", scope]
+    assert stack.ssoctl(*args).returncode == 0
+    listing = stack.ssoctl("client", "list").stdout
+    lines = listing.splitlines()
+    assert max(len(line) for line in lines) <= 100, [line for line in lines if len(line) > 100]
+    for uri in uris:
+        assert any(line.endswith(" " + uri) for line in lines), uri
+        assert any(line.endswith(" " + uri + "/bye") for line in lines), uri
+    assert all(scope in listing for scope in scopes)
+    for demo in ("mobile-app-001", "mobile-app-002", "myapp:auth/callback", "Demo Mobile App 2"):
+        assert demo in listing

@@ -42,6 +42,9 @@ def test_discovery_is_complete_and_cacheable(stack, http):
     assert "none" in document["token_endpoint_auth_methods_supported"]
     assert document["authorization_response_iss_parameter_supported"] is True
     assert len(response.headers["X-Request-Id"]) == 32
+    # Access tokens carry the user's roles; the pages are in English and German.
+    assert "roles" in document["claims_supported"]
+    assert document["ui_locales_supported"] == ["de", "en"]
 
 
 def test_jwks_lists_the_active_key_with_every_member(stack, http):

@@ -3,6 +3,8 @@ import IssuerStorage
 /// Everything `ssoctl client add` can say about a new client.
 public struct ClientRegistration: Sendable {
     public var clientID: String
+    /// What the pages call the client (`--name`); nil: its id.
+    public var displayName: String?
     public var redirectURIs: [String]
     public var postLogoutRedirectURIs: [String]
     /// Empty: `openid` for a sign-in client; a machine client must name its API scopes.
@@ -23,8 +25,9 @@ public struct ClientRegistration: Sendable {
     public init(clientID: String, redirectURIs: [String] = [], postLogoutRedirectURIs: [String] = [], scopes: [String] = [],
                 nativeSSOGroup: String? = nil, secret: String? = nil, grantTypes: [String] = [], requireDPoP: Bool = false,
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
-                androidPackage: String? = nil, androidCertificateFingerprints: [String] = []) {
+                androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil) {
         self.clientID = clientID
+        self.displayName = displayName
         self.redirectURIs = redirectURIs
         self.postLogoutRedirectURIs = postLogoutRedirectURIs
         self.scopes = scopes
@@ -61,6 +64,8 @@ public struct ClientChanges: Sendable {
     public var androidPackage: String?
     /// Replaces the list when not nil.
     public var androidCertificateFingerprints: [String]?
+    /// The name the pages show; "" removes it (they show the id again).
+    public var displayName: String?
 
     public init() {}
 
@@ -68,6 +73,6 @@ public struct ClientChanges: Sendable {
         addRedirectURIs.isEmpty && removeRedirectURIs.isEmpty && addPostLogoutRedirectURIs.isEmpty && removePostLogoutRedirectURIs.isEmpty
             && addScopes.isEmpty && removeScopes.isEmpty && addGrantTypes.isEmpty && removeGrantTypes.isEmpty && requireDPoP == nil
             && requirePAR == nil && accessTokenLifetime == nil && refreshTokenLifetime == nil && iosAppID == nil && androidPackage == nil
-            && androidCertificateFingerprints == nil
+            && androidCertificateFingerprints == nil && displayName == nil
     }
 }

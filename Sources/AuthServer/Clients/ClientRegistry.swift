@@ -46,7 +46,8 @@ public final class ClientRegistry {
             requireDPoP: registration.requireDPoP, requirePAR: registration.requirePAR,
             accessTokenLifetime: registration.accessTokenLifetime, refreshTokenLifetime: registration.refreshTokenLifetime,
             iosAppID: registration.iosAppID, androidPackage: registration.androidPackage,
-            androidCertificateFingerprints: registration.androidCertificateFingerprints.map { $0.uppercased() })
+            androidCertificateFingerprints: registration.androidCertificateFingerprints.map { $0.uppercased() },
+            displayName: registration.displayName)
         try rules.check(client)
         cached.removeAll()
         return try storage.write { tx in
@@ -125,6 +126,7 @@ public final class ClientRegistry {
         if let value = changes.iosAppID { client.iosAppID = value.isEmpty ? nil : value }
         if let value = changes.androidPackage { client.androidPackage = value.isEmpty ? nil : value }
         if let value = changes.androidCertificateFingerprints { client.androidCertificateFingerprints = value.map { $0.uppercased() } }
+        if let value = changes.displayName { client.displayName = value.isEmpty ? nil : value }
         return client
     }
 

@@ -14,6 +14,7 @@ struct ClientRules {
 
     func check(_ client: Client) throws {
         try ClientRegistry.validate(clientID: client.clientID)
+        if let name = client.displayName { try Self.checkDisplayName(name) }
         for grant in client.grantTypes where !Self.grantTypes.containsBytes(grant) {
             throw ValidationError("unknown grant type \(grant.debugDescription) (one of \(Self.grantTypes.joined(separator: ", ")))")
         }
@@ -35,6 +36,26 @@ struct ClientRules {
         try checkLifetime(client.refreshTokenLifetime, maximum: lifetimes.refreshToken, option: "--refresh-token-ttl")
         try AppIdentity.check(iosAppID: client.iosAppID, androidPackage: client.androidPackage,
                               fingerprints: client.androidCertificateFingerprints)
+    }
+
+    /// At most this many characters: a name shares a line of a phone's
+    /// screen with other words ("Continue to …").
+    static let maximumDisplayNameCharacters = 64
+
+    /// A display name is text on pages and in `ssoctl client list`: 1 to 64
+    /// characters, no outer spaces, no control characters (Unicode Cc: a
+    /// line break or an escape would break the listing's lines) and no
+    /// format characters (Cf: a right-to-left override or an invisible
+    /// joiner could make one app's name read as another's). The pages
+    /// HTML-escape it like every stored value.
+    static func checkDisplayName(_ name: String) throws {
+        let refused: Set<Unicode.GeneralCategory> = [.control, .format, .lineSeparator, .paragraphSeparator]
+        guard (1...maximumDisplayNameCharacters).contains(name.count), name.unicodeScalars.first?.properties.isWhitespace == false,
+              name.unicodeScalars.last?.properties.isWhitespace == false,
+              !name.unicodeScalars.contains(where: { refused.contains($0.properties.generalCategory) }) else {
+            throw ValidationError("a client name is 1 to \(maximumDisplayNameCharacters) characters, without outer spaces, "
+                                  + "control or formatting characters: \(name.debugDescription)")
+        }
     }
 
     /// Every scope is a scope token the issuer knows (a standard one or a

@@ -43,7 +43,8 @@ public final class IssuerServices {
     public private(set) lazy var refreshTokens = RefreshTokens(storage: storage, clock: clock)
     public private(set) lazy var deviceSecrets = DeviceSecrets(storage: storage, clock: clock)
     public private(set) lazy var loginThrottle = LoginThrottle(storage: storage, clock: clock)
-    public private(set) lazy var passkeys = PasskeyCeremonies(storage: storage, users: users, issuer: settings.issuer, clock: clock)
+    public private(set) lazy var passkeys = PasskeyCeremonies(storage: storage, users: users, issuer: settings.issuer,
+                                                                          displayName: settings.brandName, clock: clock)
     public private(set) lazy var tokenIssuer = TokenIssuer(settings: settings, signingKeys: activeSigningKey, clock: clock)
     public private(set) lazy var idTokenHints = IDTokenHintVerifier(issuer: settings.issuer, keys: publishedKeys)
     public private(set) lazy var accessTokens = IssuerAccessTokenVerifier(issuer: settings.issuer, storage: storage, keys: publishedKeys,

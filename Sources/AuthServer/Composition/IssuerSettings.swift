@@ -13,17 +13,22 @@ public struct IssuerSettings: Sendable {
     /// Every client must push its authorization requests (RFC 9126 §4);
     /// `GATEHOUSE_REQUIRE_PAR`.
     public var requirePushedAuthorizationRequests: Bool
+    /// `GATEHOUSE_BRAND_NAME`: what users see the issuer called outside its
+    /// pages too (the authenticator app's entry, the passkey dialog).
+    public var brandName: String
 
-    public init(issuer: String, lifetimes: TokenLifetimes, dpopNonceRequired: Bool = true, requirePushedAuthorizationRequests: Bool = false) {
+    public init(issuer: String, lifetimes: TokenLifetimes, dpopNonceRequired: Bool = true, requirePushedAuthorizationRequests: Bool = false,
+                brandName: String = BrandSettings.standardName) {
         self.issuer = issuer
         self.lifetimes = lifetimes
         self.dpopNonceRequired = dpopNonceRequired
         self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
+        self.brandName = brandName
     }
 
     public init(config: GatehouseConfig) {
         self.init(issuer: config.issuer, lifetimes: TokenLifetimes(config: config), dpopNonceRequired: config.dpopNonceRequired,
-                  requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests)
+                  requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests, brandName: config.brand.name)
     }
 }
 

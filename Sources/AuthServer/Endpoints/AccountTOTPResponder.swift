@@ -148,7 +148,7 @@ public final class AccountTOTPResponder: Responder {
     /// `error`: a catalogue key, shown above the form.
     func setupPage(secret: [UInt8], pending: String, _ signedIn: SignedIn, error: String?, messages: Messages) throws -> Response {
         let escape = HTMLEscaping.escape
-        let qr = try QRCodeSVG(encoding: OTPAuthURI.totp(email: signedIn.user.email, secret: secret))
+        let qr = try QRCodeSVG(encoding: OTPAuthURI.totp(email: signedIn.user.email, secret: secret, issuer: services.settings.brandName))
             .svg(label: messages.text("totp.qr_label"))
         // Groups of four, as apps show and people type them.
         let key = Base32.encode(secret).enumerated().map { $0.offset > 0 && $0.offset % 4 == 0 ? " \($0.element)" : "\($0.element)" }.joined()

@@ -27,7 +27,8 @@ public final class AuthorizeResponder: Responder {
         } catch let error as FormError {
             return ErrorPage.render(title: "error.signin_title", message: PageText("error.signin_malformed", ["reason": error.code.rawValue]),
                                     messages: services.messages.messages(for: request),
-                                    status: error.code == .unsupportedMediaType ? 415 : 400, detail: error.description)
+                                    status: error.code == .unsupportedMediaType ? 415 : 400, detail: error.description,
+                                    integrator: IntegratorErrorDetails(code: .invalidRequest, parameter: nil, request: request))
         }
 
         let authorization: AuthorizationRequest
@@ -41,10 +42,10 @@ public final class AuthorizeResponder: Responder {
             } else {
                 authorization = try validator.validate(parameters)
             }
-        } catch AuthorizationFailure.errorPage(let message, _, let detail) {
+        } catch AuthorizationFailure.errorPage(let message, _, let detail, let code, let parameter) {
             return ErrorPage.render(title: "error.signin_title", message: message,
                                     messages: services.messages.messages(for: request, uiLocales: uiLocales),
-                                    detail: detail)
+                                    detail: detail, integrator: IntegratorErrorDetails(code: code, parameter: parameter, request: request))
         } catch AuthorizationFailure.redirect(let redirectURI, let state, let error) {
             return AuthorizationResponse.error(redirectURI: redirectURI, error: error, state: state, issuer: issuer)
                 .logging("authorization error redirect: \(error.logDetail)")

@@ -36,8 +36,14 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     public var native_sso_supported: Bool?
     /// RFC 9449 §5.1: the JWS algorithms accepted in DPoP proofs.
     public var dpop_signing_alg_values_supported: [String]?
+    /// OIDC Discovery §3: "Languages and scripts supported for the user
+    /// interface, represented as a JSON array of BCP47 [RFC5646] language
+    /// tag values": the languages there are pages in (`ui_locales` picks
+    /// among them). Left out when none is known.
+    public var ui_locales_supported: [String]?
 
-    public init(config: GatehouseConfig) {
+    /// `uiLocales`: the languages of the pages `ssoctl pages` wrote.
+    public init(config: GatehouseConfig, uiLocales: [String] = []) {
         issuer = config.issuer
         jwks_uri = config.issuer + "/.well-known/jwks.json"
         authorization_endpoint = config.issuer + "/authorize"
@@ -60,7 +66,9 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         token_endpoint_auth_methods_supported = ["none", "client_secret_basic"]
         // The standard ones; DiscoveryResponder adds every registered API's.
         scopes_supported = StandardScopes.all
-        claims_supported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "email", "email_verified", "name", "amr", "acr", "ds_hash", "di_hash"]
+        // `roles`: the user's roles, in access tokens (TokenIssuer).
+        claims_supported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "email", "email_verified", "name", "amr", "acr", "ds_hash",
+                            "di_hash", "roles"]
         acr_values_supported = ["urn:gatehouse:pwd", "urn:gatehouse:mfa"]
         // RFC 9207 §3: every authorization response carries `iss`.
         authorization_response_iss_parameter_supported = true
@@ -68,6 +76,7 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         request_uri_parameter_supported = false
         native_sso_supported = true
         dpop_signing_alg_values_supported = ProofAlgorithm.supported
+        ui_locales_supported = uiLocales.isEmpty ? nil : uiLocales.sorted()
     }
 }
 

@@ -105,7 +105,7 @@ public final class PushedAuthorizationResponder: Responder {
     func validate(_ pushed: FormParameters) throws {
         do {
             _ = try validator.validate(pushed, source: .pushing)
-        } catch AuthorizationFailure.errorPage(_, let description, let detail) {
+        } catch AuthorizationFailure.errorPage(_, let description, let detail, _, _) {
             throw OAuthError.invalidRequest(description, detail: detail)
         } catch AuthorizationFailure.redirect(_, _, let error) {
             throw error

@@ -14,12 +14,15 @@ public struct NativeSSOGroup: Equatable, Sendable {
 
 /// Per-group Native SSO settings.
 ///
-/// A group exists while some client names it; its settings row may be
-/// missing, which means every setting is at its default (the seed profile
-/// off). The responders read the switch on every request that needs it
-/// (one primary-key read, like a client lookup), so `ssoctl client group`
-/// takes effect at the next request without a restart and without a cache
-/// to invalidate.
+/// A group is a name: the clients registered with it
+/// (`--native-sso-group NAME`) are its members, and its settings row holds
+/// its switches. Either may come first: an administrator can switch a
+/// setting on for a group before adding its first client (the settings
+/// wait for it), and a group without a settings row has every setting at
+/// its default (the seed profile off). The responders read the switch on
+/// every request that needs it (one primary-key read, like a client
+/// lookup), so `ssoctl client group` takes effect at the next request
+/// without a restart and without a cache to invalidate.
 public final class NativeSSOGroups {
     let storage: any IssuerStorage
 
@@ -32,36 +35,23 @@ public final class NativeSSOGroups {
         return try storage.read.nativeSSOGroups.allowsDeviceID(group: group)
     }
 
-    /// The group, or nil when no client is in it.
-    public func find(name: String) throws -> NativeSSOGroup? {
-        let members = try storage.read.nativeSSOGroups.members(group: name)
-        guard !members.isEmpty else { return nil }
-        return NativeSSOGroup(name: name, members: members, allowsDeviceID: try allowsDeviceID(group: name))
-    }
-
-    /// The group, for an administrator: a bad name or a group no client is
-    /// in is refused (ValidationError).
+    /// The group, for an administrator: its members (none yet is fine) and
+    /// settings. A bad name is refused (ValidationError).
     public func group(named name: String) throws -> NativeSSOGroup {
         try ClientRegistry.validate(clientID: name, what: "native SSO group")
-        guard let group = try find(name: name) else { throw Self.unknown(name) }
-        return group
+        return NativeSSOGroup(name: name, members: try storage.read.nativeSSOGroups.members(group: name),
+                              allowsDeviceID: try allowsDeviceID(group: name))
     }
 
-    /// Switches the seed profile on or off for an existing group. A bad
-    /// name or a group no client is in is refused (ValidationError) and
+    /// Switches the seed profile on or off for a group, whether or not a
+    /// client is in it yet. A bad name is refused (ValidationError) and
     /// nothing is written.
     @discardableResult
     public func setAllowsDeviceID(_ allowed: Bool, group name: String) throws -> NativeSSOGroup {
         try ClientRegistry.validate(clientID: name, what: "native SSO group")
         return try storage.write { tx in
-            let members = try tx.nativeSSOGroups.members(group: name)
-            guard !members.isEmpty else { throw Self.unknown(name) }
             try tx.nativeSSOGroups.setAllowsDeviceID(allowed, group: name)
-            return NativeSSOGroup(name: name, members: members, allowsDeviceID: allowed)
+            return NativeSSOGroup(name: name, members: try tx.nativeSSOGroups.members(group: name), allowsDeviceID: allowed)
         }
-    }
-
-    static func unknown(_ name: String) -> ValidationError {
-        ValidationError("unknown native SSO group \(name): no client is in it")
     }
 }

@@ -7,8 +7,10 @@ public enum AuthorizationFailure: Error, Equatable {
     /// never redirect (RFC 6749 §4.1.2.1, RFC 9700 §4.11). `message` is for
     /// the user (a catalogue text, shown in the request's language);
     /// `description` for the client's developer (English, /par's JSON
-    /// `error_description`); `detail` for the request log.
-    case errorPage(message: PageText, description: String, detail: String)
+    /// `error_description`); `detail` for the request log; `code` and
+    /// `parameter` (the one at fault) for the developer reading the page.
+    case errorPage(message: PageText, description: String, detail: String, code: OAuthError.Code = .invalidRequest,
+                   parameter: String? = nil)
     /// The redirect URI is trusted: send the error back to the client.
     case redirect(redirectURI: String, state: String?, error: OAuthError)
 }
@@ -85,7 +87,7 @@ public struct AuthorizationRequestValidator {
     func registeredClient(_ clientID: String) throws -> Client {
         guard let client = try clients.find(clientID: clientID) else {
             throw AuthorizationFailure.errorPage(message: PageText("error.unknown_client"), description: "client_id is not a registered client",
-                                                 detail: "unknown client_id")
+                                                 detail: "unknown client_id", code: .invalidClient, parameter: "client_id")
         }
         return client
     }
@@ -96,7 +98,7 @@ public struct AuthorizationRequestValidator {
         guard RedirectURIMatcher.matches(requested: redirectURI, registered: client.redirectURIs) else {
             throw AuthorizationFailure.errorPage(message: PageText("error.unregistered_redirect"),
                                                  description: "redirect_uri is not registered for this client",
-                                                 detail: "redirect_uri is not registered for client \(client.clientID)")
+                                                 detail: "redirect_uri is not registered for client \(client.clientID)", parameter: "redirect_uri")
         }
     }
 
@@ -129,11 +131,11 @@ public struct AuthorizationRequestValidator {
             let control = error.code == .controlCharacter
             throw AuthorizationFailure.errorPage(
                 message: PageText(control ? "error.parameter_control_character" : "error.parameter_repeated", ["name": name]),
-                description: "\(name) \(control ? "contains a control character" : "is repeated")", detail: error.description)
+                description: "\(name) \(control ? "contains a control character" : "is repeated")", detail: error.description, parameter: name)
         }
         guard let value else {
             throw AuthorizationFailure.errorPage(message: PageText("error.parameter_missing", ["name": name]), description: "\(name) is required",
-                                                 detail: "\(name) missing")
+                                                 detail: "\(name) missing", parameter: name)
         }
         return value
     }

@@ -31,13 +31,16 @@ public enum AuthorizationResponse {
 /// the request's language (PageShell).
 public enum ErrorPage {
     /// `title`: a catalogue key ("error.signin_title"); `detail` goes to the
-    /// request log only (why, exactly, in English; never a secret).
-    public static func render(title: String, message: PageText, messages: Messages, status: Int = 400, detail: String) -> Response {
+    /// request log only (why, exactly, in English; never a secret);
+    /// `integrator`: what the app's developer needs beside the user's text.
+    public static func render(title: String, message: PageText, messages: Messages, status: Int = 400, detail: String,
+                              integrator: IntegratorErrorDetails? = nil) -> Response {
         PageShell.response(title: messages.text(title), body: """
             <main class="card">
               <h1>\(messages.html(title))</h1>
               <p role="alert">\(message.html(messages))</p>
               <p>\(messages.html("error.back_to_app"))</p>
+            \(integrator?.html(messages) ?? "")
             </main>
             """, messages: messages, referrer: .none, status: status).logging(detail)
     }

@@ -91,14 +91,14 @@ public final class PushedAuthorizations {
                 // Stored by push() from a parsed form: cannot happen short of a damaged row.
                 throw AuthorizationFailure.errorPage(message: PageText("error.request_unreadable"),
                                                      description: "the pushed request could not be read",
-                                                     detail: "stored pushed request unreadable: \(error)")
+                                                     detail: "stored pushed request unreadable: \(error)", parameter: "request_uri")
             }
         case .refused(let reason):
             // §4: "An expired request_uri MUST be rejected as invalid"; so is
             // an unknown, a used (single use) and another client's one.
             throw AuthorizationFailure.errorPage(message: PageText("error.request_expired"),
                                                  description: "request_uri is expired, used or unknown",
-                                                 detail: "request_uri refused: \(reason.rawValue)")
+                                                 detail: "request_uri refused: \(reason.rawValue)", parameter: "request_uri")
         }
     }
 }

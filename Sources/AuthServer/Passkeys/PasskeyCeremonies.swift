@@ -20,7 +20,9 @@ public final class PasskeyCeremonies {
     let users: UserAccounts
     let clock: Clock
     public let relyingParty: WebAuthnRelyingParty
-    /// What the pages show as the relying party's name.
+    /// WebAuthn §5.4.1 `rp.name`, "a human-palatable identifier for the
+    /// Relying Party, intended only for display": the passkey dialog shows
+    /// it, so it is the deployment's brand name (`GATEHOUSE_BRAND_NAME`).
     let displayName: String
 
     /// §15.1 recommends 300–600 s when user verification is required; the
@@ -32,7 +34,7 @@ public final class PasskeyCeremonies {
 
     public enum Purpose: String { case register, authenticate }
 
-    public init(storage: any IssuerStorage, users: UserAccounts, issuer: String, displayName: String = "Gatehouse",
+    public init(storage: any IssuerStorage, users: UserAccounts, issuer: String, displayName: String = BrandSettings.standardName,
                 clock: @escaping Clock = systemClock) {
         self.storage = storage
         self.users = users

@@ -5,6 +5,8 @@ import SSOCore
 /// first start only.
 public enum DemoData {
     public static let clientIDs = ["mobile-app-001", "mobile-app-002"]
+    /// What the pages call them (`ssoctl client add --name`).
+    public static let clientNames = ["mobile-app-001": "Demo Mobile App 1", "mobile-app-002": "Demo Mobile App 2"]
     public static let email = "alice@example.com"
     public static let name = "Alice Martin"
     public static let scopes = ["openid", "profile", "email", "offline_access", "device_sso", "api:serverA", "api:serverB"]
@@ -59,7 +61,7 @@ public enum DemoData {
                 clientID: clientID,
                 redirectURIs: ["myapp:auth/callback", issuer + "/mobile/postlogin.html", "http://127.0.0.1/callback"],
                 postLogoutRedirectURIs: ["myapp:auth/logout", issuer + "/mobile/postlogout.html"],
-                scopes: known, nativeSSOGroup: group))
+                scopes: known, nativeSSOGroup: group, displayName: clientNames[clientID]))
             addedClient = true
         }
         // The demo shows both Native SSO profiles, so its group has the seed

@@ -40,19 +40,46 @@ public enum LanguagePreferences {
     /// ties in the order sent; `q=0` means "not acceptable" and `*` names no
     /// language of its own, so both are left out.
     public static func ranges(acceptLanguage: String?) -> [String] {
+        weightedRanges(acceptLanguage).filter { $0.weight > 0 }
+            .sorted { $0.weight != $1.weight ? $0.weight > $1.weight : $0.position < $1.position }.map(\.range)
+    }
+
+    /// The tags `Accept-Language` refuses: RFC 9110 §12.4.2, "A weight of 0
+    /// means 'not acceptable'" (`de;q=0`). Only an explicit zero counts; a
+    /// weight that is no qvalue (`q=2`) leaves its range out of `ranges`
+    /// but refuses nothing.
+    public static func refused(acceptLanguage: String?) -> Set<String> {
+        Set(weightedRanges(acceptLanguage).filter(\.explicitZero).map(\.range))
+    }
+
+    /// One range of `Accept-Language` (a language tag; `*` is skipped): its
+    /// weight in thousandths (1000 without `q`, 0 for a malformed one), its
+    /// place in the header, and whether the weight was written as zero.
+    struct WeightedRange {
+        let range: String
+        var weight = 1000
+        let position: Int
+        var explicitZero = false
+    }
+
+    static func weightedRanges(_ acceptLanguage: String?) -> [WeightedRange] {
         guard let acceptLanguage else { return [] }
-        var weighted: [(range: String, weight: Int, position: Int)] = []
+        var weighted: [WeightedRange] = []
         for (position, member) in acceptLanguage.split(separator: ",").prefix(maximumRanges).enumerated() {
             let parts = member.split(separator: ";")
             guard let first = parts.first, let tag = normalisedTag(first.trimmingASCIIWhitespace()) else { continue }
-            var weight = 1000
+            var range = WeightedRange(range: tag, position: position)
             for parameter in parts.dropFirst() {
                 let pair = parameter.trimmingASCIIWhitespace()
-                if pair.hasPrefix("q=") || pair.hasPrefix("Q=") { weight = qvalue(pair.dropFirst(2)) ?? 0 }
+                if pair.hasPrefix("q=") || pair.hasPrefix("Q=") {
+                    let value = qvalue(pair.dropFirst(2))
+                    range.weight = value ?? 0
+                    range.explicitZero = value == 0
+                }
             }
-            if weight > 0 { weighted.append((tag, weight, position)) }
+            weighted.append(range)
         }
-        return weighted.sorted { $0.weight != $1.weight ? $0.weight > $1.weight : $0.position < $1.position }.map(\.range)
+        return weighted
     }
 
     /// RFC 9110 §12.4.2: `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )`,
@@ -70,6 +97,20 @@ public enum LanguagePreferences {
             scale /= 10
         }
         return value <= 1000 ? value : nil
+    }
+
+    /// The language of a page: `ui_locales`, then `Accept-Language` (RFC
+    /// 4647 lookup over `available`), then `defaultLanguage` unless the
+    /// header refuses it (`en;q=0`), in which case the first other language
+    /// (in tag order) it does not refuse. RFC 9110 §12.5.4 lets a server
+    /// "disregard the header field" rather than answer 406, so when every
+    /// language is refused the default is still the answer.
+    /// `NginxLanguageMaps` makes the same choice for the static pages.
+    public static func choose(uiLocales: String?, acceptLanguage: String?, available: Set<String>, defaultLanguage: String) -> String {
+        if let found = lookup(ranges(uiLocales: uiLocales) + ranges(acceptLanguage: acceptLanguage), in: available) { return found }
+        let refused = refused(acceptLanguage: acceptLanguage)
+        guard refused.contains(defaultLanguage) else { return defaultLanguage }
+        return available.sorted().first { !refused.contains($0) } ?? defaultLanguage
     }
 
     /// RFC 4647 §3.4 Lookup over `ranges` among `available` (normalised

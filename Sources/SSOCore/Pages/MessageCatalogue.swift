@@ -94,10 +94,11 @@ public struct MessageCatalogue: Sendable {
         messages(uiLocales: uiLocales, acceptLanguage: request.header("accept-language"))
     }
 
-    /// `ui_locales` first, then `Accept-Language`, then the default.
+    /// `ui_locales` first, then `Accept-Language`, then the default (or,
+    /// when the header refuses it with `q=0`, a language it does not refuse).
     public func messages(uiLocales: String? = nil, acceptLanguage: String?) -> Messages {
-        let ranges = LanguagePreferences.ranges(uiLocales: uiLocales) + LanguagePreferences.ranges(acceptLanguage: acceptLanguage)
-        return LanguagePreferences.lookup(ranges, in: available).map(messages) ?? defaultMessages
+        messages(LanguagePreferences.choose(uiLocales: uiLocales, acceptLanguage: acceptLanguage, available: available,
+                                            defaultLanguage: defaultLanguage))
     }
 
     /// Reads every `LANGUAGE.json` in `directory` (one flat object of
@@ -118,6 +119,12 @@ public struct MessageCatalogue: Sendable {
         } catch {
             throw CatalogueError("\(path) is not a JSON object of strings: \(error)")
         }
+    }
+
+    /// The languages of the catalogues in `directory` (`LANGUAGE.json`),
+    /// sorted, without reading them.
+    public static func languages(directory: String) -> [String] {
+        DirectoryNames.of(directory).filter { $0.hasSuffix(".json") }.compactMap { LanguagePreferences.normalisedTag($0.dropLast(5)) }.sorted()
     }
 
     /// What the responders load: the catalogues `ssoctl pages` wrote, with

@@ -94,7 +94,7 @@ public struct PageRenderer {
             }
             try write(Data(try JSON.encode(messages.texts)), to: staging + "/messages/" + language + ".json")
         }
-        try write(Data(Self.nginxLanguageMaps(languages: languages, defaultLanguage: brand.defaultLanguage).utf8),
+        try write(Data(NginxLanguageMaps(languages: languages, defaultLanguage: brand.defaultLanguage).text.utf8),
                   to: staging + "/languages.conf")
     }
 
@@ -129,43 +129,5 @@ public struct PageRenderer {
         if files.fileExists(atPath: output) { try files.moveItem(atPath: output, toPath: old) }
         try files.moveItem(atPath: staging, toPath: output)
         try? files.removeItem(atPath: old)
-    }
-
-    /// nginx's choice of language, from `languages`:
-    /// `?lang=` (set by the issuer from `ui_locales`) when it names one;
-    /// else the first of the browser's `Accept-Language` ranges whose
-    /// language has pages (browsers send them by falling weight); else the
-    /// default. The result is always one of `languages`.
-    public static func nginxLanguageMaps(languages: [String], defaultLanguage: String) -> String {
-        let alternatives = languages.sorted { $0.count > $1.count }.map { $0.replacing("-", with: "\\-") }.joined(separator: "|")
-        var text = """
-            # Written by `ssoctl pages`: the languages this deployment has pages in.
-            # $gatehouse_lang is always one of them; nginx serves
-            # root <pages>/$gatehouse_lang.
-            map $arg_lang $gatehouse_lang_asked {
-                default "";
-
-            """
-        for language in languages { text += "    \(language) \(language);\n" }
-        text += """
-            }
-            map $http_accept_language $gatehouse_lang_offered {
-                default "";
-                "~*^(?:[^,]*,)*?\\s*(\(alternatives))(?:[-;,\\s]|$)" $1;
-            }
-            map $gatehouse_lang_offered $gatehouse_lang_browser {
-                default \(defaultLanguage);
-
-            """
-        for language in languages { text += "    \"~*^\(language.replacing("-", with: "\\-"))$\" \(language);\n" }
-        text += """
-            }
-            map $gatehouse_lang_asked $gatehouse_lang {
-                "" $gatehouse_lang_browser;
-                default $gatehouse_lang_asked;
-            }
-
-            """
-        return text
     }
 }
