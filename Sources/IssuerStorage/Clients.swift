@@ -5,6 +5,11 @@ public struct Client: Equatable, Sendable {
     /// login page, the sign-out confirmation and the account page show it
     /// instead of the id. nil: they show the id.
     public var displayName: String?
+    /// This registration of the client id, random (ClientRegistry.add):
+    /// access tokens carry it (`client_registration`), so a client deleted
+    /// and registered again under the same id is another client to them.
+    /// Kept by every update; only a new registration has another.
+    public var registrationID: String
     /// scrypt of the client secret; nil for a public client.
     public var secretHash: String?
     public var scopes: [String]
@@ -39,9 +44,11 @@ public struct Client: Equatable, Sendable {
     public init(clientID: String, secretHash: String?, scopes: [String], nativeSSOGroup: String?, redirectURIs: [String],
                 postLogoutRedirectURIs: [String], grantTypes: [String] = Client.defaultGrantTypes, requireDPoP: Bool = false,
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
-                androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil) {
+                androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil,
+                registrationID: String = "") {
         self.clientID = clientID
         self.displayName = displayName
+        self.registrationID = registrationID
         self.secretHash = secretHash
         self.scopes = scopes
         self.nativeSSOGroup = nativeSSOGroup
@@ -68,6 +75,7 @@ public protocol ClientReads {
 }
 
 public protocol ClientStore: ClientReads {
+    /// A new registration, with `client.registrationID` as its id.
     func insert(_ client: Client, at now: Int64) throws
     /// Replaces every setting and redirect URI of the client with
     /// `client.clientID` by `client`'s (its secret too). False when there

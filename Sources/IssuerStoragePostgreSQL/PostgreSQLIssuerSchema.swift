@@ -8,7 +8,7 @@ import PostgreSQLClient
 /// spellings are one address, byte for byte.
 public enum PostgreSQLIssuerSchema {
     public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
-                                                                    (6, version6), (7, version7)]
+                                                                    (6, version6), (7, version7), (8, version8)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -298,5 +298,13 @@ public enum PostgreSQLIssuerSchema {
     /// show instead of its id; NULL for none.
     static let version7 = """
         ALTER TABLE clients ADD COLUMN display_name TEXT;
+        """
+
+    /// A random id of each registration of a client id (as SQLite's
+    /// migration 15), carried by its access tokens as `client_registration`.
+    static let version8 = """
+        ALTER TABLE clients ADD COLUMN registration_id TEXT NOT NULL DEFAULT '';
+        UPDATE clients SET registration_id = md5(random()::text || clock_timestamp()::text || client_id);
+        ALTER TABLE clients ALTER COLUMN registration_id DROP DEFAULT;
         """
 }

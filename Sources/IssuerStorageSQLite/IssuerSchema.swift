@@ -22,6 +22,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.sessionOrigins,
         IssuerMigrations.settingsChanges,
         IssuerMigrations.clientDisplayNames,
+        IssuerMigrations.clientRegistrations,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

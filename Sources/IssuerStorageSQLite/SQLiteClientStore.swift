@@ -8,7 +8,7 @@ final class SQLiteClientStore: ClientStore {
 
     static let columns = """
         client_id, secret_hash, scopes, native_sso_group, grant_types, require_dpop, require_par, access_token_lifetime,
-        refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name
+        refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name, registration_id
         """
 
     func find(clientID: String) throws -> Client? {
@@ -21,7 +21,8 @@ final class SQLiteClientStore: ClientStore {
                       grantTypes: StoredList.decode(row.string(4)), requireDPoP: row.int(5) != 0, requirePAR: row.int(6) != 0,
                       accessTokenLifetime: row.optionalInt(7).map(Int.init), refreshTokenLifetime: row.optionalInt(8).map(Int.init),
                       iosAppID: row.optionalString(9), androidPackage: row.optionalString(10),
-                      androidCertificateFingerprints: StoredList.decode(row.string(11)), displayName: row.optionalString(12))
+                      androidCertificateFingerprints: StoredList.decode(row.string(11)), displayName: row.optionalString(12),
+                      registrationID: row.string(13))
     }
 
     func list() throws -> [Client] {
@@ -30,8 +31,8 @@ final class SQLiteClientStore: ClientStore {
 
     func insert(_ client: Client, at now: Int64) throws {
         try database.execute("""
-            INSERT INTO clients (client_id, created_at, scopes, grant_types) VALUES (?, ?, '', '')
-            """, [.text(client.clientID), .integer(now)])
+            INSERT INTO clients (client_id, created_at, scopes, grant_types, registration_id) VALUES (?, ?, '', '', ?)
+            """, [.text(client.clientID), .integer(now), .text(client.registrationID)])
         _ = try update(client)
     }
 

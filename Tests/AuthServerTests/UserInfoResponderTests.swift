@@ -68,6 +68,23 @@ final class UserInfoResponderTests: SessionEndpointsTestCase {
         XCTAssertEqual(userinfoGET(tokens.accessToken).jsonObject()["name"] as? String, "Alice Renamed")
     }
 
+    /// Review R4: a client deleted and registered again under the same id
+    /// is another client; the old registration's tokens stay dead at the
+    /// issuer, the new one's work.
+    func testATokenOfAnEarlierRegistrationOfTheSameClientIDIsRefused() throws {
+        let old = try signInAndExchange()
+        let registration = try XCTUnwrap(harness.services.clients.find(clientID: "mobile-app-001"))
+        XCTAssertEqual(try harness.verifiedJWT(old.accessToken).claims["client_registration"] as? String, registration.registrationID)
+        XCTAssertEqual(registration.registrationID.utf8.count, 22)
+        try harness.services.clients.delete(clientID: "mobile-app-001")
+        _ = try harness.services.clients.add(ClientRegistration(clientID: "mobile-app-001", redirectURIs: registration.redirectURIs,
+                                                                scopes: registration.scopes))
+        XCTAssertEqual(userinfoGET(old.accessToken).status, 401)
+        XCTAssertEqual(introspect(old.accessToken).bodyText, #"{"active":false}"#)
+        let new = try signInAndExchange()
+        XCTAssertEqual(userinfoGET(new.accessToken).status, 200)
+    }
+
     func testPOSTAcceptsTheHeaderOrTheFormBodyButNotBoth() throws {
         let tokens = try signInAndExchange()
         let viaHeader = harness.run(userinfo, Request(method: "POST", path: "/userinfo", headers: bearer(tokens.accessToken)))

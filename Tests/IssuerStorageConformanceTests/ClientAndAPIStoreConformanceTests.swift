@@ -41,6 +41,28 @@ final class ClientAndAPIStoreConformanceTests: ConformanceTestCase {
         }
     }
 
+    /// Review R4: a registration's id is stored as given, kept by every
+    /// update (whatever the value passed), and only a new registration of
+    /// the same client id has another.
+    func testARegistrationKeepsItsIDThroughUpdatesAndANewOneHasItsOwn() throws {
+        try eachBackend { backend in
+            var first = Self.client("reborn")
+            first.registrationID = "registration-one"
+            try backend.storage.write { try $0.clients.insert(first, at: 1) }
+            XCTAssertEqual(try backend.storage.read.clients.find(clientID: "reborn")?.registrationID, "registration-one", backend.name)
+            var changed = first
+            changed.registrationID = "not-stored-by-an-update"
+            changed.scopes = ["openid"]
+            XCTAssertTrue(try backend.storage.write { try $0.clients.update(changed) }, backend.name)
+            XCTAssertEqual(try backend.storage.read.clients.find(clientID: "reborn")?.registrationID, "registration-one", backend.name)
+            XCTAssertTrue(try backend.storage.write { try $0.clients.delete(clientID: "reborn") }, backend.name)
+            var second = Self.client("reborn")
+            second.registrationID = "registration-two"
+            try backend.storage.write { try $0.clients.insert(second, at: 2) }
+            XCTAssertEqual(try backend.storage.read.clients.list().map(\.registrationID), ["registration-two"], backend.name)
+        }
+    }
+
     func testDeletingAClientErasesWhatWasIssuedToItOnly() throws {
         try eachBackend { backend in
             try backend.storage.write { tx in

@@ -47,7 +47,7 @@ public final class ClientRegistry {
             accessTokenLifetime: registration.accessTokenLifetime, refreshTokenLifetime: registration.refreshTokenLifetime,
             iosAppID: registration.iosAppID, androidPackage: registration.androidPackage,
             androidCertificateFingerprints: registration.androidCertificateFingerprints.map { $0.uppercased() },
-            displayName: registration.displayName)
+            displayName: registration.displayName, registrationID: SecureRandom.token(byteCount: 16))
         try rules.check(client)
         cached.removeAll()
         return try storage.write { tx in

@@ -314,7 +314,7 @@ public final class LoginResponder: Responder {
         case .refusedByRegistration(let failure):
             var response: Response
             switch failure {
-            case .errorPage(let message, _, let detail):
+            case .errorPage(let message, _, let detail, _, _):
                 response = ErrorPage.render(title: "error.signin_title", message: message, messages: step.messages,
                                             detail: "signed in, but the client's registration changed: \(detail)")
             case .redirect(let redirectURI, let state, let error):

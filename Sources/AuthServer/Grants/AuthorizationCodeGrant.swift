@@ -85,6 +85,7 @@ public final class AuthorizationCodeGrant {
         // secret; the seed profile's di_hash to the device id, where allowed.
         grant.dsHash = issued.deviceSecret.map(NativeSSOHash.of)
         grant.grantID = issuing.familyID
+        grant.clientRegistration = client.registrationID
         grant.diHash = try deviceIDBinding.diHash(deviceID: deviceID, grantedScope: issued.record.scope, client: client)
         let tokens = try services.tokenIssuer.sign(grant)
         var body = TokenResponseBody(access_token: tokens.accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT),

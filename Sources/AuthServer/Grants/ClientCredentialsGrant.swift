@@ -22,7 +22,7 @@ public final class ClientCredentialsGrant {
         let resources = try ResourceIndicator.parse(form)
         let target = try TokenTarget.select(scope: scope, resources: resources, apis: services.apis.all(), issuer: services.settings.issuer)
         let lifetime = services.settings.lifetimes.accessToken(for: client)
-        let accessToken = try services.tokenIssuer.signMachineToken(clientID: client.clientID, target: target, lifetime: lifetime,
+        let accessToken = try services.tokenIssuer.signMachineToken(clientID: client.clientID, registration: client.registrationID, target: target, lifetime: lifetime,
                                                                     confirmationJKT: dpopJKT)
         return TokenResponseBody(access_token: accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT), expires_in: lifetime,
                                  refresh_token: nil, id_token: nil, scope: target.scope.joined(separator: " "))

@@ -85,6 +85,7 @@ public final class RefreshTokenGrant {
         let deviceSecret = try deviceSecret(presented: presentedDeviceSecret, record: record, clientID: client.clientID)
         grant.dsHash = deviceSecret.record?.dsHash
         grant.grantID = record.familyID
+        grant.clientRegistration = client.registrationID
         grant.diHash = try diHash(deviceID: deviceID, deviceSecret: deviceSecret.record, record: record, client: client)
         let tokens = try services.tokenIssuer.sign(grant)
         var body = TokenResponseBody(access_token: tokens.accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT),

@@ -50,6 +50,7 @@ public final class TokenExchangeGrant {
                                authTime: outcome.session.authTime, nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: outcome.session.amr,
                                target: target, accessTokenLifetime: accessTokenLifetime, confirmationJKT: dpopJKT)
         grant.grantID = familyID
+        grant.clientRegistration = client.registrationID
         let tokens = try services.tokenIssuer.sign(grant)
         // RFC 8693 §2.2.1: "issued_token_type REQUIRED"; "token_type REQUIRED
         // ... If the issued token is an access token ... the value of this

@@ -21,6 +21,9 @@ public struct PresentedAccessToken: Decodable, Equatable, Sendable {
     /// The grant (refresh token family) it was issued in; absent from a
     /// machine client's token and from tokens issued before it was added.
     public let grant_id: String?
+    /// The client registration it was issued under; absent only from
+    /// tokens signed before registrations had ids.
+    public let client_registration: String?
 
     public var scopes: [Substring] { scope.split(separator: " ") }
 }
@@ -89,11 +92,17 @@ public final class IssuerAccessTokenVerifier {
     }
 
     /// A deleted client's tokens stop working at the issuer at once
-    /// (`ssoctl client delete`); a client registered again under the same
-    /// id is another client, so the check is on the registration's
-    /// existence now, read from the cache the change marker keeps fresh.
+    /// (`ssoctl client delete`), read from the cache the change marker
+    /// keeps fresh; and a client registered again under the same id is
+    /// another client, so a token must name the registration that stands
+    /// now. A token without `client_registration` was signed before
+    /// registrations had ids: it dies within one access-token lifetime of
+    /// that upgrade, and is judged by the id alone until then.
     func checkClient(_ claims: PresentedAccessToken) throws {
-        guard try clients.find(clientID: claims.client_id) != nil else { throw TokenRejection(.clientDeleted, "client no longer registered") }
+        guard let client = try clients.find(clientID: claims.client_id) else { throw TokenRejection(.clientDeleted, "client no longer registered") }
+        if let registration = claims.client_registration, !registration.bytesEqual(client.registrationID) {
+            throw TokenRejection(.clientDeleted, "client deleted and registered again since the token was issued")
+        }
     }
 
     // RFC 9068 §4: "verify that the "typ" header value is "at+jwt" or

@@ -29,6 +29,10 @@ public struct AccessTokenClaims: Codable, Equatable, Sendable {
     /// grant's refresh token revokes this token at the issuer too (RFC
     /// 7009 §2.1). Absent from a machine client's token.
     public var grant_id: String? = nil
+    /// The registration of `client_id` it was issued under
+    /// (Client.registrationID): a client deleted and registered again
+    /// under the same id does not bring it back at the issuer.
+    public var client_registration: String? = nil
 }
 
 /// RFC 7800 `cnf` with RFC 9449 §6.1's `jkt`: the JWK SHA-256 thumbprint.
@@ -81,6 +85,8 @@ public struct TokenGrant: Sendable {
     public var dsHash: String? = nil
     /// The refresh token family the tokens are issued in (`grant_id`).
     public var grantID: String? = nil
+    /// The client's registration (`client_registration`).
+    public var clientRegistration: String? = nil
 }
 
 /// Mints the signed access and ID tokens. Signing happens after the
@@ -104,17 +110,20 @@ public final class TokenIssuer {
             auth_time: grant.authTime, email: grant.user.email, roles: grant.user.roles)
         claims.cnf = grant.confirmationJKT.map(Confirmation.init)
         claims.grant_id = grant.grantID
+        claims.client_registration = grant.clientRegistration
         return claims
     }
 
     /// RFC 6749 §4.4.3 with RFC 9068: a machine client's own access token.
-    public func signMachineToken(clientID: String, target: TokenTarget, lifetime: Int, confirmationJKT: String? = nil) throws -> String {
+    public func signMachineToken(clientID: String, registration: String, target: TokenTarget, lifetime: Int,
+                                 confirmationJKT: String? = nil) throws -> String {
         let now = clock()
         var claims = AccessTokenClaims(
             iss: settings.issuer, sub: clientID, aud: target.audience, exp: now + Int64(lifetime), iat: now, nbf: now,
             jti: SecureRandom.token(byteCount: 16), client_id: clientID, scope: target.scope.joined(separator: " "), sid: nil,
             auth_time: nil, email: nil, roles: nil)
         claims.cnf = confirmationJKT.map(Confirmation.init)
+        claims.client_registration = registration
         let (kid, key) = try signingKeys.signingKey()
         return try JWTSigner.sign(claims, header: JWTHeader(kid: kid, typ: "at+jwt"), key: key)
     }
