@@ -1,11 +1,13 @@
-"""The README's curl walkthroughs, and docs/API.md's DPoP one, run as written
-against the test stack; each leaves only files the checkout's .gitignore
+"""The README's curl walkthroughs and ssoctl cheat sheet, and docs/API.md's
+DPoP walkthrough, run as written against a test stack; each leaves only files the checkout's .gitignore
 ignores (they run in the checkout, for a reader)."""
+import json
 import os
 import re
 import subprocess
 
-from stack import DEMO_PASSWORD, ROOT
+from oidc_flow import App
+from stack import DEMO_PASSWORD, ROOT, Stack
 from test_walkthrough_scratch_files import not_ignored
 
 
@@ -89,3 +91,20 @@ def test_the_api_documents_dpop_walkthrough_works_verbatim(stack, tmp_path):
     assert '"token_type":"DPoP"' in lines[6] and '"refresh_token":"' in lines[6], "refresh with a proof"
     assert len(lines) == 7, lines[7:]
 
+
+def test_the_readme_ssoctl_cheat_sheet_runs_verbatim_in_order_on_a_fresh_stack(tmp_path):
+    fresh = Stack().start()  # of its own: the sheet rotates and retires keys, and starts from the demo data only
+    try:
+        App(fresh, fresh.session()).sign_in()  # a session of alice's for the sheet's `sessions revoke` to end
+        result = run_on(fresh, walkthrough_script("## Administration: `Scripts/ssoctl`"), tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "added confidential client orders-sync" in result.stdout and "retired " in result.stdout, result.stdout
+        assert "ended session " in result.stdout, "alice's session ended"
+        sessions = json.loads(fresh.ssoctl("sessions", "list", "alice@example.com", "--json").stdout)
+        assert sessions and all(session["state"] != "live" for session in sessions), sessions
+        clients = fresh.ssoctl("client", "list").stdout
+        assert "orders-sync" in clients and "reporting" in clients and "com.example.app" not in clients, clients
+        assert "orders.example.com" not in fresh.ssoctl("api", "list").stdout
+        assert "bob@example.com" not in fresh.ssoctl("user", "list").stdout
+    finally:
+        fresh.remove()
