@@ -1,8 +1,8 @@
 """docs/DEPLOY.md section 1 names the Debian packages a server and a build
 machine need; these tests hold the lists to what the build really needs:
 
-- the runtime list holds the package of every shared library a release
-  binary links (`ldd` on each executable, `dpkg -S` on each library) and of
+- the runtime list holds the package of every shared library a deployed
+  release binary links (`ldd` on each executable, `dpkg -S` on each library) and of
   the one it loads at run time (libpq, dlopen'ed by Sources/CPostgreSQL),
   except what apt-get itself links (glibc, the GCC runtime: present
   wherever the page's apt-get runs);
@@ -72,11 +72,11 @@ def packages_linked_by(executable):
 
 
 def release_executables():
+    """The release binaries section 2 copies to the server (not hello-fcgi, not gatehouse-login)."""
+    copied = re.search(r"`\$B/\{([a-z,-]+)\}`", DEPLOY_DOC.read_text()).group(1).split(",")
+    assert {"token", "api-a", "ssoctl"} <= set(copied), copied
     binaries = Path(os.environ["BIN_DIR"])
-    found = [path for path in binaries.iterdir()
-             if path.is_file() and os.access(path, os.X_OK) and path.read_bytes()[:4] == b"\x7fELF"]
-    assert {"token", "api-a", "ssoctl"} <= {path.name for path in found}, found
-    return found
+    return [binaries / name for name in copied]
 
 
 def loaded_at_run_time():
