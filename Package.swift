@@ -94,3 +94,53 @@ let package = Package(
     ],
     swiftLanguageModes: [.v5]
 )
+
+// The libFuzzer targets of Tests/Fuzz (Scripts/fuzz) take the executables'
+// and tests' place when GATEHOUSE_FUZZ=1: libFuzzer's main, linked into
+// every executable by `--sanitize=fuzzer`, calls a target's
+// LLVMFuzzerTestOneInput, so in that build no other executable could link,
+// and in an ordinary build no fuzz target could. Declared here, so the fuzz
+// build and the product build share one package graph.
+if Context.environment["GATEHOUSE_FUZZ"] == "1" {
+    let fuzzTargets: [(name: String, file: String, dependencies: [Target.Dependency])] = [
+        ("form-parser", "FormParserFuzz.swift", ["SSOCore"]),
+        ("cookie-parser", "CookieParserFuzz.swift", ["SSOCore"]),
+        ("jwt", "JWTFuzz.swift", ["ResourceServer", "SSOCore", "FuzzSigningKey"]),
+        ("authorization-request", "AuthorizationRequestFuzz.swift", ["AuthServer", "SSOCore", "FuzzIssuerFixture"]),
+        ("token-request", "TokenRequestFuzz.swift", ["AuthServer", "SSOCore", "FuzzIssuerFixture"]),
+        ("bearer-header", "BearerHeaderFuzz.swift", ["AuthServer", "ResourceServer", "SSOCore"]),
+        ("dpop-proof", "DPoPProofFuzz.swift", ["SSOCore"]),
+        ("cbor", "CBORFuzz.swift", ["SSOCore"]),
+        ("webauthn", "WebAuthnFuzz.swift", ["SSOCore"]),
+    ]
+    package.targets += [
+        .target(name: "FuzzSigningKey", path: "Tests/Fuzz/Support", exclude: ["FuzzIssuer.swift", "fuzz-key.pem"],
+                sources: ["FuzzKey.swift"]),
+        // The SQLite backend, as the AuthServer tests build the issuer (not IssuerComposition: no PostgreSQL).
+        .target(name: "FuzzIssuerFixture", dependencies: ["AuthServer", "IssuerStorage", "IssuerStorageSQLite", "SSOCore"],
+                path: "Tests/Fuzz/Support", exclude: ["FuzzKey.swift", "fuzz-key.pem"], sources: ["FuzzIssuer.swift"]),
+    ]
+    // Only the modules the fuzz targets import stay: the executables, the
+    // tests and what only they need (PostgreSQL, the composition root) go.
+    func targetNames(_ dependencies: [Target.Dependency]) -> [String] {
+        dependencies.compactMap {
+            switch $0 {
+            case .byNameItem(let name, _), .targetItem(let name, _): name
+            default: nil
+            }
+        }
+    }
+    var kept = Set<String>(), pending = fuzzTargets.flatMap { targetNames($0.dependencies) }
+    while let name = pending.popLast() {
+        guard kept.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else { continue }
+        pending += targetNames(target.dependencies)
+    }
+    package.targets.removeAll { !kept.contains($0.name) }
+    package.products = []
+    for target in fuzzTargets {
+        package.targets.append(.executableTarget(name: "fuzz-" + target.name, dependencies: target.dependencies,
+                                                 path: "Tests/Fuzz/Targets", exclude: fuzzTargets.map(\.file).filter { $0 != target.file },
+                                                 sources: [target.file]))
+        package.products.append(.executable(name: "fuzz-" + target.name, targets: ["fuzz-" + target.name]))
+    }
+}

@@ -62,10 +62,31 @@ ensure_python_modules() {
 # The static FoundationEssentials calls mktemp(), so gold repeats glibc's
 # link-time warning for every executable (14 lines of ~430 characters), and
 # neither gold nor GNU ld can silence one symbol's warning: drop exactly those.
+# Line-buffered: into a pipe or a log, each line must pass at once.
 without_build_noise() {
-    grep -vE -e '^\[[0-9]+/[0-9]+\]' \
+    grep --line-buffered -vE -e '^\[[0-9]+/[0-9]+\]' \
         -e "/libFoundationEssentials\.a\([^)]*\):.*: warning: the use of \`mktemp' is dangerous, better use \`mkstemp' or \`mkdtemp'\$" \
         || true
+}
+
+# SwiftPM's "[done/total] Compiling ..." lines (a first build has thousands)
+# as one line at each tenth of the way, so a build of several minutes shows
+# it is alive wherever its output goes: a terminal, a pipe, a log file.
+# Counts under ten steps ("[1/1] Planning build") are the preparation, not
+# the build: not shown. Every other line passes unchanged, each at once.
+build_progress() {
+    local line tenth shown=0
+    while IFS= read -r line || [ -n "$line" ]; do
+        if [[ "$line" =~ ^\[([0-9]+)/([0-9]+)\] ]]; then
+            [ "${BASH_REMATCH[2]}" -ge 10 ] || continue
+            tenth=$((BASH_REMATCH[1] * 10 / BASH_REMATCH[2]))
+            [ "$tenth" -gt "$shown" ] || continue
+            shown=$tenth
+            printf 'gatehouse: building: %d%% (step %d of %d)\n' $((tenth * 10)) "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+        else
+            printf '%s\n' "$line"
+        fi
+    done
 }
 
 # Builds every product in release mode; prints the binary folder.
@@ -75,7 +96,7 @@ without_build_noise() {
 build_release() {
     (
         cd "$GATEHOUSE_ROOT" || exit 1
-        swift build -c release --static-swift-stdlib 2>&1 | without_build_noise >&2
+        swift build -c release --static-swift-stdlib 2>&1 | build_progress | without_build_noise >&2
         exit "${PIPESTATUS[0]}"
     ) || die "release build failed"
     BIN_DIR="$(cd "$GATEHOUSE_ROOT" && swift build -c release --static-swift-stdlib --show-bin-path)"

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SSOCore
 
 @main
 struct SSOCtl: ParsableCommand {
@@ -17,6 +18,7 @@ struct SSOCtl: ParsableCommand {
             ($GATEHOUSE_HOME/log/audit.log, or $GATEHOUSE_AUDIT_LOG) naming the operating-system user who ran it \
             ($SUDO_USER under sudo). ssoctl opens it before it becomes the home's owner.
             """,
+        version: GatehouseVersion.release,
         subcommands: [UserCommand.self, ClientCommand.self, APICommand.self, KeysCommand.self, SessionsCommand.self, SweepCommand.self, SetupCommand.self,
                       DoctorCommand.self, StatsCommand.self, PagesCommand.self, MigrateCommand.self])
 

@@ -1,9 +1,14 @@
-"""The README's curl walkthroughs, and docs/API.md's DPoP one, run as written against the test stack."""
+"""The README's curl walkthroughs and ssoctl cheat sheet, and docs/API.md's
+DPoP walkthrough, run as written against a test stack; each leaves only files the checkout's .gitignore
+ignores (they run in the checkout, for a reader)."""
+import json
 import os
 import re
 import subprocess
 
-from stack import DEMO_PASSWORD, ROOT
+from oidc_flow import App
+from stack import DEMO_PASSWORD, ROOT, Stack
+from test_walkthrough_scratch_files import not_ignored
 
 
 def walkthrough_script(heading="## Sign in with curl", document="README.md"):
@@ -13,11 +18,17 @@ def walkthrough_script(heading="## Sign in with curl", document="README.md"):
 
 
 def run_on(stack, script, directory):
-    # Only what differs on the test stack changes: ports, CA path, password.
+    """Runs `script` in `directory` (standing in for the checkout) against the stack."""
+    # Only what differs on the test stack changes: ports, CA path, password, ssoctl (the built binary, the stack's home).
     for offset in range(4):
         script = script.replace(f"localhost:{8443 + offset}", f"localhost:{stack.base + offset}")
     script = script.replace("CA=var/tls/ca.pem", f"CA={stack.ca}").replace("'the demo password'", f"'{DEMO_PASSWORD}'")
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=directory, capture_output=True, text=True, timeout=60)
+    script = script.replace("Scripts/ssoctl ", os.path.join(os.environ["BIN_DIR"], "ssoctl") + " ")
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=directory, env=stack.env, capture_output=True,
+                            text=True, timeout=60)
+    left = not_ignored(path.name for path in directory.iterdir())
+    assert not left, f"the walkthrough leaves files that .gitignore does not ignore: {left}"
+    return result
 
 
 def test_the_readme_walkthrough_works_verbatim(stack, tmp_path):
@@ -49,15 +60,8 @@ def test_the_readme_native_sso_walkthrough_works_verbatim(stack, tmp_path):
 
 
 def test_the_readme_own_api_and_machine_client_walkthrough_works_verbatim(stack, tmp_path):
-    script = walkthrough_script("## Your own API and a machine client with curl")
-    # ssoctl on this stack: the built binary with the stack's home.
-    script = script.replace("Scripts/ssoctl ", os.path.join(os.environ["BIN_DIR"], "ssoctl") + " ")
-    for offset in range(4):
-        script = script.replace(f"localhost:{8443 + offset}", f"localhost:{stack.base + offset}")
-    script = script.replace("CA=var/tls/ca.pem", f"CA={stack.ca}")
     try:
-        result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=stack.env, capture_output=True,
-                                text=True, timeout=60)
+        result = run_on(stack, walkthrough_script("## Your own API and a machine client with curl"), tmp_path)
         assert result.returncode == 0, result.stderr
         lines = result.stdout.splitlines()
         assert lines[0].startswith("added API https://inventory.example.com"), lines
@@ -86,3 +90,21 @@ def test_the_api_documents_dpop_walkthrough_works_verbatim(stack, tmp_path):
     assert '"error":"invalid_dpop_proof"' in lines[5], "a bound refresh token without a proof"
     assert '"token_type":"DPoP"' in lines[6] and '"refresh_token":"' in lines[6], "refresh with a proof"
     assert len(lines) == 7, lines[7:]
+
+
+def test_the_readme_ssoctl_cheat_sheet_runs_verbatim_in_order_on_a_fresh_stack(tmp_path):
+    fresh = Stack().start()  # of its own: the sheet rotates and retires keys, and starts from the demo data only
+    try:
+        App(fresh, fresh.session()).sign_in()  # a session of alice's for the sheet's `sessions revoke` to end
+        result = run_on(fresh, walkthrough_script("## Administration: `Scripts/ssoctl`"), tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "added confidential client orders-sync" in result.stdout and "retired " in result.stdout, result.stdout
+        assert "ended session " in result.stdout, "alice's session ended"
+        sessions = json.loads(fresh.ssoctl("sessions", "list", "alice@example.com", "--json").stdout)
+        assert sessions and all(session["state"] != "live" for session in sessions), sessions
+        clients = fresh.ssoctl("client", "list").stdout
+        assert "orders-sync" in clients and "reporting" in clients and "com.example.app" not in clients, clients
+        assert "orders.example.com" not in fresh.ssoctl("api", "list").stdout
+        assert "bob@example.com" not in fresh.ssoctl("user", "list").stdout
+    finally:
+        fresh.remove()

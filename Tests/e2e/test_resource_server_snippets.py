@@ -6,6 +6,7 @@ import base64
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 from oidc_flow import App
 from stack import ROOT
 from test_resource_servers import active_kid, b64url, claims, issuer_key, mint, sign, stranger_key
+from test_sample_client import browser_sign_in, loopback
 
 SNIPPETS = Path(ROOT, "docs", "resource-servers")
 DOC = Path(ROOT, "docs", "RESOURCE-SERVERS.md")
@@ -165,6 +167,41 @@ def test_without_the_ca_file_the_issuer_is_not_trusted(verifier, for_api_a):
     status, refused, _ = verifier.run(for_api_a["access_token"], ca_file=False)
     assert (status, refused["status"], refused["error"]) == (2, 503, "temporarily_unavailable"), refused
     assert not verifier.cache.exists()
+
+
+def running_them_commands():
+    """The shell block of the doc's "Running them", as it stands."""
+    section = DOC.read_text().split("## Running them", 1)[1]
+    return re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_docs_commands_check_a_token_from_gatehouse_login_verbatim(stack, tmp_path):
+    """The doc's own commands: gatehouse-login's bearer token (--no-dpop), accepted by each program."""
+    script = running_them_commands()
+    assert "--no-dpop" in script and "status --show-tokens" in script
+    # Only what differs on the test stack changes: the binaries' folder, ports, CA, where the Go program goes.
+    script = re.sub(r"^B=\$\(swift build [^)]*\)$", f"B={os.environ['BIN_DIR']}", script, flags=re.M)
+    for offset in range(3):
+        script = script.replace(f"localhost:{8443 + offset}", f"localhost:{stack.base + offset}")
+    script = script.replace("var/tls/ca.pem", stack.ca).replace("/tmp/verify-go", str(tmp_path / "verify-go"))
+    # gatehouse-login's token file in a folder of the test's; Go offline, as the commands fixture builds it.
+    env = dict(trusted_by_arguments_only(), XDG_CONFIG_HOME=str(tmp_path / "config"), GOPROXY="off", GOTOOLCHAIN="local",
+               CGO_ENABLED="0")
+    process = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        assert ready, "gatehouse-login printed no authorize URL"
+        authorize_url = process.stdout.readline().strip()  # what a reader opens in the browser
+        assert loopback().get(browser_sign_in(stack, authorize_url), timeout=30).status_code == 200
+        out, err = process.communicate(timeout=600)
+    finally:
+        process.kill()
+    assert process.returncode == 0, out + err
+    verdicts = [json.loads(line) for line in out.splitlines()]
+    assert len(verdicts) == 3, out  # Python, Go, Node
+    for verdict in verdicts:
+        assert verdict["email"] == "alice@example.com" and stack.api_a in verdict["aud"] and "cnf" not in verdict, verdict
 
 
 # --- refused, as api-a refuses ----------------------------------------------------

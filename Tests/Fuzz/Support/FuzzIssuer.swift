@@ -10,12 +10,12 @@ import SSOCore
 /// Tests/AuthServerTests/TestSupport.swift does (not IssuerComposition,
 /// which would link PostgreSQL too); removed at exit. Created once, not per
 /// input: opening and migrating costs milliseconds.
-enum FuzzIssuer {
+public enum FuzzIssuer {
     nonisolated(unsafe) static var homePath = ""
     /// A fixed clock, so refusals do not depend on the time of the run.
-    static let now: Int64 = 1_750_000_000
+    public static let now: Int64 = 1_750_000_000
 
-    static let shared: (config: GatehouseConfig, services: IssuerServices) = {
+    public static let shared: (config: GatehouseConfig, services: IssuerServices) = {
         let home = FileManager.default.temporaryDirectory
             .appendingPathComponent("gatehouse-fuzz-\(getpid())-\(UUID().uuidString)").path
         try! FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)

@@ -1,6 +1,6 @@
 // A fixed RSA-2048 key used ONLY by the fuzz targets and their seed corpus
 // (Tests/Fuzz/corpus/jwt was signed with it). Never deploy it anywhere.
-let fuzzSigningKeyPEM = """
+public let fuzzSigningKeyPEM = """
 -----BEGIN PRIVATE KEY-----
 MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDM4+IHM2Dewi2H
 7Q0hOVRzJTccs1hXYFPyP6ZsQ36Uuu6kui3+9O2zV5hi1+izhKUQdCMgvpnUN1iM

@@ -7,6 +7,7 @@
 // satisfies every rule of docs/ARCHITECTURE.md (registered redirect URI, openid in an
 // allowed scope, a valid S256 challenge, printable-ASCII state/nonce).
 @testable import AuthServer
+import FuzzIssuerFixture
 import SSOCore
 
 enum FuzzAuthorize {

@@ -12,6 +12,7 @@
 // Oracles: no crash; a token that validates was verified by the fixed key
 // with alg RS256, typ at+jwt, the expected iss/aud/scope, inside its window.
 import Foundation
+import FuzzSigningKey
 import ResourceServer
 import SSOCore
 

@@ -9,6 +9,7 @@
 // carries Cache-Control: no-store.
 import Foundation
 @testable import AuthServer
+import FuzzIssuerFixture
 import SSOCore
 
 enum FuzzToken {
