@@ -203,16 +203,16 @@ final class StateTransferTests: XCTestCase {
         XCTAssertEqual(try copy(source, into: connection).first { $0.table == "users" }?.target, 2)
     }
 
-    /// Another engineer's migration adds `clients.display_name` to one
+    /// A migration that adds a column (`clients.nickname`, say) to one
     /// backend only: the copy names it and copies nothing.
     func testSchemasThatDifferAreRefusedBeforeAnyRowAndLeaveNoTrace() throws {
         let source = try makeSource()
         let database = try SQLiteDatabase(path: databasePath)
-        try database.executeScript("ALTER TABLE clients ADD COLUMN display_name TEXT; CREATE TABLE extras (x INTEGER)")
+        try database.executeScript("ALTER TABLE clients ADD COLUMN nickname TEXT; CREATE TABLE extras (x INTEGER)")
         let (_, connection) = try emptyDatabase()
         XCTAssertThrowsError(try copy(source, into: connection)) { error in
             XCTAssertEqual((error as? StateTransferError)?.code, .schemaMismatch, "\(error)")
-            XCTAssertTrue("\(error)".contains("clients.display_name only in the source"), "\(error)")
+            XCTAssertTrue("\(error)".contains("clients.nickname only in the source"), "\(error)")
             XCTAssertTrue("\(error)".contains("table extras only in the source"), "\(error)")
         }
         XCTAssertEqual(try tableNames(connection), [], "the schema's creation is rolled back with the rest")
