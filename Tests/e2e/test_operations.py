@@ -154,7 +154,7 @@ def test_failures_a_lock_and_an_unknown_name_are_audited_with_their_reason(stack
     assert [(line["event"], line.get("reason")) for line in mine] == (
         [("login_failure", "wrong_password")] * ACCOUNT_LIMIT + [("account_locked", None), ("login_failure", "locked")])
     unknown = [line for line in lines if line.get("reason") == "unknown_user"]
-    assert len(unknown) == 1 and "user" not in unknown[0] and unknown[0]["client"] == "mobile-app-001"
+    assert len(unknown) == 1 and unknown[0]["user"] is None and unknown[0]["client"] == "mobile-app-001"
     # The name typed for an unknown account is never written: people type passwords there.
     with open(os.path.join(stack.home, "log", "audit.log"), encoding="utf-8") as handle:
         assert password not in handle.read()
