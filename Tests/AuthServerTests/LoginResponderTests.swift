@@ -243,7 +243,13 @@ final class LoginResponderTests: SignInTestCase {
         XCTAssertEqual(query["iss"], harness.issuerOrigin)
         XCTAssertEqual(Set(query.keys), ["code", "state", "iss"])
 
-        XCTAssertEqual(response.setCookieHeaders.count, 2)
+        XCTAssertEqual(response.setCookieHeaders.count, 3)
+        // The interstitial page may offer to save the password: one was typed.
+        let method = try XCTUnwrap(response.cookie(InterstitialSignInMethod.cookieName))
+        XCTAssertEqual(method.value, "password")
+        XCTAssertEqual(method.path, "/mobile/postlogin.html")
+        XCTAssertTrue(method.isHttpOnly && method.isSecure)
+        XCTAssertEqual(method.maxAge, 120)
         let session = try XCTUnwrap(response.cookie("sso_session"))
         XCTAssertTrue(session.isHttpOnly)
         XCTAssertTrue(session.isSecure)

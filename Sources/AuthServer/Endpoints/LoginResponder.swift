@@ -296,6 +296,7 @@ public final class LoginResponder: Responder {
                 state: request.state, issuer: issuer)
                 .logging("signed in as user \(user.id), but id_token_hint named another subject; no session made")
             response.addCookie(.expired(name: PendingAuthorizations.cookieName, path: "/login"))
+            response.addCookie(InterstitialSignInMethod.cookie(after: amr))
             return response
         }
     }
