@@ -147,8 +147,14 @@ final class AccountSessionsTests: NativeSSOTestCase {
         XCTAssertEqual(page.components(separatedBy: "this browser</span>").count - 1, 1)
         XCTAssertTrue(page.contains("<span class=\"session-address\">203.0.113.7</span>"))
         XCTAssertTrue(page.contains("<span class=\"session-address\">2001:db8::7</span>"))
-        XCTAssertTrue(page.contains("Apps: mobile-app-001, mobile-app-002"), "the laptop's session holds both apps' credentials")
-        XCTAssertTrue(page.contains("<span class=\"small session-apps\">Apps: mobile-app-001</span>"))
+        // The apps by their display names (ssoctl client add --name), not their ids.
+        XCTAssertTrue(page.contains("Apps: Demo Mobile App 1, Demo Mobile App 2"), "the laptop's session holds both apps' credentials")
+        XCTAssertTrue(page.contains("<span class=\"small session-apps\">Apps: Demo Mobile App 1</span>"))
+        XCTAssertFalse(page.contains("mobile-app-00"))
+        var unnamed = ClientChanges()
+        unnamed.displayName = ""
+        try issuer.clients.update(clientID: "mobile-app-002", unnamed)
+        XCTAssertTrue(accountPage(laptop.cookie).contains("Apps: Demo Mobile App 1, mobile-app-002"), "no name: the id")
         XCTAssertTrue(page.contains("<span class=\"session-method\">password</span>"))
         XCTAssertTrue(page.contains("Signed in \(AccountPage.date(clock.now - 30))"))
         for absent in ["Ended/1.0", "Expired/1.0", "BobBrowser", "198.51.100", ended.sid, expiring.sid, bobs.sid] {

@@ -64,7 +64,8 @@ public final class AccountResponder: Responder {
         [AccountPage.passkeysSection(try services.storage.read.passkeys.list(userID: signedIn.user.id), formToken: signedIn.formToken,
                                      messages: messages),
          AccountSessionsSection.render(sessions: try services.sessions.liveListings(userID: signedIn.user.id), currentSID: signedIn.session.sid,
-                                       formToken: signedIn.formToken, messages: messages),
+                                       formToken: signedIn.formToken, messages: messages,
+                                       appName: { (try? services.clients.find(clientID: $0))?.shownName ?? $0 }),
          AccountPasswordResponder.section(formToken: signedIn.formToken, messages: messages),
          AccountTOTPResponder.section(formToken: signedIn.formToken, enrolled: try services.totp.isEnrolled(userID: signedIn.user.id),
                                       messages: messages)]
