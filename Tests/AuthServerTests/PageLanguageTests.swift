@@ -174,7 +174,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
     }
 
     func testTheShellIsTheStaticPagesOneInThePagesLanguage() throws {
-        let german = AccountPage.signedOut(Catalogues.german)
+        let german = AccountPage.signInFailed(Catalogues.german)
         let html = german.bodyText
         XCTAssertTrue(html.hasPrefix("<!doctype html>\n<html lang=\"de\">\n"), html)
         XCTAssertEqual(german.header("Content-Language"), "de")
@@ -248,8 +248,8 @@ final class PageLanguageTests: SessionEndpointsTestCase {
         let fallback = harness.run(account, accountRequest(cookie: signIn.sessionSecret, language: nil))
         XCTAssertTrue(fallback.bodyText.contains("<html lang=\"en\">"), "no Accept-Language: the default")
 
-        let signedOut = harness.run(account, accountRequest(cookie: nil, language: "de"))
-        XCTAssertTrue(signedOut.bodyText.contains("<p class=\"lead\" id=\"signed-out\">Sie sind in diesem Browser nicht angemeldet.</p>"))
+        let failed = harness.run(account, Request(method: "GET", path: AccountClient.callbackPath, headers: ["accept-language": "de"]))
+        XCTAssertTrue(failed.bodyText.contains("<p class=\"lead\" id=\"signed-out\">Sie sind in diesem Browser nicht angemeldet.</p>"))
     }
 
     func testTheTOTPSetupPageAndTheAccountErrorsAreInTheBrowsersLanguage() throws {

@@ -65,7 +65,8 @@ def sid_of(stack, browser):
 
 
 def signed_out(page):
-    return 'id="signed-out"' in page
+    """/account sends a signed-out browser to sign in: the login page for the account page's client."""
+    return 'id="account-sign-in"' in page
 
 
 def audit_events(stack, email):

@@ -76,7 +76,7 @@ EXPECTED_OPERATIONS = {
     # the login page's passkey sign-in
     "POST /login/passkey/options", "POST /login/passkey",
     # the account page
-    "GET /account", "HEAD /account", "POST /account/passkeys/options", "POST /account/passkeys",
+    "GET /account", "HEAD /account", "GET /account/callback", "POST /account/passkeys/options", "POST /account/passkeys",
     "POST /account/passkeys/remove", "POST /account/passkeys/rename", "POST /account/sessions/end", "POST /account/sessions/end-all",
     "POST /account/password", "POST /account/totp/start", "POST /account/totp/confirm", "POST /account/totp/remove",
     # resource servers
@@ -547,9 +547,11 @@ def test_passkey_and_account_answers_of_the_real_flows_are_documented(stack):
     phone = http_session(stack)
     get, post = calls(stack, phone)
 
-    # Signed out: the page says so; a change is refused (cross-site first, then signed out).
+    # Signed out: the page sends the browser to sign in; a change is refused (cross-site first, then signed out).
     signed_out = get(issuer + "/account")
-    assert signed_out.status_code == 200 and 'id="signed-out"' in signed_out.text
+    assert signed_out.status_code == 303 and signed_out.headers["Location"].startswith("/authorize?client_id=gatehouse-account&")
+    failed = get(issuer + "/account/callback", params={"state": "x", "code": "y"})
+    assert failed.status_code == 400 and 'id="signed-out"' in failed.text
     assert post(issuer + "/account/passkeys/options", data={"csrf": "x"}).json()["error"] == "signed_out"
     cross_site = post(issuer + "/account/passkeys/options", data={"csrf": "x"}, headers={"Sec-Fetch-Site": "cross-site"})
     assert cross_site.status_code == 403 and cross_site.headers["Content-Type"].startswith("text/html")
