@@ -37,7 +37,7 @@ final class LoginPageNameTests: SignInTestCase {
     func testAWrongPasswordKeepsTheTypedAddressAndNamesTheApp() throws {
         let pending = try harness.startLogin()
         XCTAssertEqual(harness.submitLogin(pending, email: "alice@example.com", password: "not it").location,
-                       "/login.html?req=\(pending.formToken)&error=invalid_credentials&client_id=mobile-app-001&login_hint=alice@example.com")
+                       "/login.html?client_id=mobile-app-001&req=\(pending.formToken)&error=invalid_credentials&login_hint=alice@example.com")
         // As typed: the page's SSI echoes the raw query value (a form decoder would read "+" as a space; nothing here does).
         XCTAssertTrue(try XCTUnwrap(harness.submitLogin(pending, email: "bob+work@example.com", password: "not it").location)
                         .hasSuffix("&login_hint=bob+work@example.com"))
@@ -45,7 +45,7 @@ final class LoginPageNameTests: SignInTestCase {
         for awkward in ["o'brien@example.com", "a&b@example.com", "jürgen@example.com", "a@b@example.com"] {
             let location = try XCTUnwrap(harness.submitLogin(pending, email: awkward, password: "not it").location)
             XCTAssertFalse(location.contains("login_hint"), location)
-            XCTAssertTrue(location.hasSuffix("&client_id=mobile-app-001"), location)
+            XCTAssertTrue(location.hasSuffix("&error=invalid_credentials"), location)
         }
     }
 }

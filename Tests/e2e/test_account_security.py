@@ -94,7 +94,7 @@ def start(stack, http):
     app = App(stack, http)
     first = app.authorize()
     assert first.status_code == 303, first.text
-    assert first.headers["Location"].startswith("/login.html?req=")
+    assert first.headers["Location"].startswith("/login.html?client_id=")
     return app, first.headers["Location"]
 
 

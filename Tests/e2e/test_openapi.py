@@ -192,7 +192,7 @@ def pending_sign_in(stack):
     """A browser at the login page: its `gh_login` cookie and the page's `req`."""
     http = http_session(stack)
     login_page = App(stack, http).authorize()
-    assert login_page.status_code == 303 and login_page.headers["Location"].startswith("/login.html?req="), login_page.text
+    assert login_page.status_code == 303 and login_page.headers["Location"].startswith("/login.html?client_id="), login_page.text
     return http.cookies["gh_login"], query(login_page.headers["Location"])["req"]
 
 
@@ -335,7 +335,7 @@ def test_success_responses_of_the_real_flows_are_documented(stack, credentials):
     # Sign-in with every scope (device_sso: a device secret), through the pages.
     app = App(stack, http, scope="openid profile email offline_access device_sso api:serverA api:serverB")
     login_page = get(app.authorize_url())
-    assert login_page.status_code == 303 and login_page.headers["Location"].startswith("/login.html?req=")
+    assert login_page.status_code == 303 and login_page.headers["Location"].startswith("/login.html?client_id=")
     assert get(issuer + login_page.headers["Location"]).status_code == 200
     signed_in = post(issuer + "/login", data={"req": query(login_page.headers["Location"])["req"],
                                               "email": "alice@example.com", "password": DEMO_PASSWORD})

@@ -211,7 +211,7 @@ def test_logout_ends_the_session_and_the_refresh_tokens(stack, http, service):
 
     # The browser must sign in again.
     again = app.authorize()
-    assert again.status_code == 303 and again.headers["Location"].startswith("/login.html?req=")
+    assert again.status_code == 303 and again.headers["Location"].startswith("/login.html?client_id=")
 
     # Logging out twice is fine.
     twice = http.get(stack.issuer + "/logout", params={"id_token_hint": tokens["id_token"],

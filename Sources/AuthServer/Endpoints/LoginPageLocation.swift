@@ -10,11 +10,20 @@ import SSOCore
 ///   unescaped, and only when every character of it is one a query may
 ///   carry as it is (RFC 3986 pchar); the page's own pattern accepts the
 ///   same set, and `echo` HTML-escapes it.
+///
+/// `client_id` comes before `req`, which ends the address when nothing
+/// else follows: scripts that take the form token as everything after
+/// `req=` (the README's walkthrough does) keep working.
 enum LoginPageLocation {
-    static func parameters(clientID: String, email: String?) -> String {
-        var query = "&client_id=" + FormParser.encodeComponent(clientID)
-        if let email, isVerbatim(email) { query += "&login_hint=" + email }
-        return query
+    /// `/login.html?client_id=…&req=…`, for the rest of the query to follow.
+    static func page(clientID: String, formToken: String) -> String {
+        "/login.html?client_id=" + FormParser.encodeComponent(clientID) + "&req=" + FormParser.encodeComponent(formToken)
+    }
+
+    /// `&login_hint=…` for the address typed, or nothing.
+    static func email(_ email: String?) -> String {
+        guard let email, isVerbatim(email) else { return "" }
+        return "&login_hint=" + email
     }
 
     /// `local@domain`, the local part of letters, digits and `.`, `_`,

@@ -124,8 +124,8 @@ public final class LoginResponder: Responder {
         /// `client_id`, LoginPageLocation) and the address just typed, so
         /// only the password needs typing again.
         func passwordPage(error: String, email: String? = nil) -> Response {
-            .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=" + error
-                      + LoginPageLocation.parameters(clientID: clientID, email: email) + Self.languageParameter(language))
+            .redirect(to: LoginPageLocation.page(clientID: clientID, formToken: formToken) + "&error=" + error
+                      + LoginPageLocation.email(email) + Self.languageParameter(language))
         }
 
         func codePage(error: String? = nil, extra: String = "") -> Response {
@@ -137,9 +137,8 @@ public final class LoginResponder: Responder {
         /// lock grows from one minute to an hour), never which key is locked:
         /// that would tell whether an account exists.
         func lockedPage(retryAfter: Int, key: LoginAdmission.LockedKey, user: User?, email: String) -> Response {
-            .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=too_many_attempts"
-                      + "&retry_minutes=\(Self.minutes(retryAfter))" + LoginPageLocation.parameters(clientID: clientID, email: email)
-                      + Self.languageParameter(language))
+            .redirect(to: LoginPageLocation.page(clientID: clientID, formToken: formToken) + "&error=too_many_attempts"
+                      + "&retry_minutes=\(Self.minutes(retryAfter))" + LoginPageLocation.email(email) + Self.languageParameter(language))
                 .logging("sign-in refused: \(key.rawValue) locked for \(retryAfter) s" + (user.map { " (user \($0.id))" } ?? ""))
         }
 
