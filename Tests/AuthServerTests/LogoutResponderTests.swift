@@ -236,7 +236,7 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
         XCTAssertTrue(response.setCookieHeaders.isEmpty, "nothing is cleared before the user confirms", file: file, line: line)
         let html = response.bodyText
         XCTAssertTrue(html.contains("Sign out?"), file: file, line: line)
-        XCTAssertTrue(html.contains("<form method=\"post\" action=\"/logout\">"), "a form that posts, not a link", file: file, line: line)
+        XCTAssertTrue(html.contains("<form method=\"post\" action=\"/logout\" class=\"logout-confirm\">"), "a form that posts, not a link", file: file, line: line)
         XCTAssertFalse(html.contains("href=\"/logout"), file: file, line: line)
         var fields: [(String, String)] = []
         var rest = Substring(html)

@@ -243,7 +243,7 @@ def test_logout_without_a_hint_asks_first(stack, http):
     # Typed by the user: the page does not say an app asked. It confirms
     # with a form that posts, never a link (a prefetch would sign out).
     assert "An app asked" not in ask.text and "You are about to sign out of Gatehouse" in ask.text
-    assert '<form method="post" action="/logout">' in ask.text and 'href="/logout' not in ask.text
+    assert '<form method="post" action="/logout" class="logout-confirm">' in ask.text and 'href="/logout' not in ask.text
     fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', ask.text))
     assert list(fields) == ["confirm"]
     followed = http.get(stack.issuer + "/logout", params=fields, allow_redirects=False)

@@ -33,7 +33,7 @@ enum LogoutPages {
         return page(title: "logout.confirm_title", messages: messages, body: """
               <h1>\(messages.html("logout.confirm_title"))</h1>
               <p class="lead" id="logout-lead">\(lead)</p>
-              <form method="post" action="/logout">
+              <form method="post" action="/logout" class="logout-confirm">
             \(hidden)
                 <button type="submit" id="confirm-logout">\(messages.html("logout.confirm_button"))</button>
               </form>
