@@ -137,7 +137,7 @@ def test_wrong_password_returns_to_the_form_without_a_code(stack):
     failed = app.login(first.headers["Location"], password="not the password")
     assert failed.status_code == 303
     # The same page with the error, and the address typed kept for the form.
-    assert failed.headers["Location"] == first.headers["Location"] + "&error=invalid_credentials&login_hint=" + app.email
+    assert failed.headers["Location"] == first.headers["Location"] + "&error=invalid_credentials&login_hint=alice@example.com"
     assert "sso_session" not in failed.headers.get("Set-Cookie", "")
     assert rows(stack, "SELECT count(*) FROM authorization_codes") == before
     assert app.code_from(app.login(first.headers["Location"]))
