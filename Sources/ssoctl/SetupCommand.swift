@@ -5,10 +5,12 @@ import Foundation
 import SSOCore
 
 /// Used by Scripts/run at every start: migrate, make sure a signing key
-/// exists, write the app-link files, and create the demo data once.
+/// exists and the account page's client is as it needs to be (AccountClient),
+/// write the app-link files, and create the demo data once.
 struct SetupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "setup", abstract: "Initialise $GATEHOUSE_HOME: database, signing key, app-link files, demo data.")
+        commandName: "setup",
+        abstract: "Initialise $GATEHOUSE_HOME: database, signing key, the account page's client, app-link files, demo data.")
 
     @Flag(help: "Create the demo clients and the demo user if missing (password: $GATEHOUSE_DEMO_PASSWORD or random).")
     var demo = false
@@ -33,6 +35,8 @@ struct SetupCommand: ParsableCommand {
         attempt { try DemoData.ensureAPIs(context.services, config: context.config, demo: demo) }
         if demo { setUpDemo(context) }
         created += demoInventory(context).subtracting(demoBefore).sorted()
+        // Every home, new or old: the account page signs browsers in through it.
+        if attempt({ try AccountClient.ensure(context.services) }) { created.append("client " + AccountClient.id) }
         // Scripts/run runs setup at every start: only a start that created
         // something is an administrative change worth a line.
         if !created.isEmpty { AdminAudit.changed("setup", target: created.joined(separator: ", ")) }

@@ -61,9 +61,12 @@ extension SignInHarness {
     }
 
     /// The page a refused sign-in goes back to; a lock says how many
-    /// minutes it has left (`retryMinutes`).
-    func passwordPage(_ pending: PendingLogin, error: String, retryMinutes: Int? = nil) -> String {
-        "/login.html?req=\(pending.formToken)&error=\(error)" + (retryMinutes.map { "&retry_minutes=\($0)" } ?? "")
+    /// minutes it has left (`retryMinutes`); it names the app and keeps
+    /// the address typed (`email`, when it can go in the URL as it is).
+    func passwordPage(_ pending: PendingLogin, error: String, retryMinutes: Int? = nil, email: String? = DemoData.email,
+                      clientID: String = "mobile-app-001") -> String {
+        "/login.html?client_id=\(clientID)&req=\(pending.formToken)&error=\(error)" + (retryMinutes.map { "&retry_minutes=\($0)" } ?? "")
+            + (email.map { "&login_hint=\($0)" } ?? "")
     }
 
     /// Password step then code step for a TOTP user; returns the final response.

@@ -73,6 +73,11 @@ final class AccountSessionsTests: NativeSSOTestCase {
                              deviceSecret: body["device_secret"] as? String, idToken: idToken)
     }
 
+    func accountSignedOut(_ cookie: String, file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        harness.run(account, Request(method: "GET", path: AccountResponder.pagePath, headers: H.cookieHeader([SSOSessions.cookieName: cookie])),
+                    file: file, line: line).sendsToAccountSignIn
+    }
+
     func accountPage(_ cookie: String?, query: String = "", file: StaticString = #filePath, line: UInt = #line) -> String {
         let headers = cookie.map { H.cookieHeader([SSOSessions.cookieName: $0]) } ?? [:]
         let response = harness.run(account, Request(method: "GET", path: AccountResponder.pagePath, query: query, headers: headers),
@@ -147,8 +152,14 @@ final class AccountSessionsTests: NativeSSOTestCase {
         XCTAssertEqual(page.components(separatedBy: "this browser</span>").count - 1, 1)
         XCTAssertTrue(page.contains("<span class=\"session-address\">203.0.113.7</span>"))
         XCTAssertTrue(page.contains("<span class=\"session-address\">2001:db8::7</span>"))
-        XCTAssertTrue(page.contains("Apps: mobile-app-001, mobile-app-002"), "the laptop's session holds both apps' credentials")
-        XCTAssertTrue(page.contains("<span class=\"small session-apps\">Apps: mobile-app-001</span>"))
+        // The apps by their display names (ssoctl client add --name), not their ids.
+        XCTAssertTrue(page.contains("Apps: Demo Mobile App 1, Demo Mobile App 2"), "the laptop's session holds both apps' credentials")
+        XCTAssertTrue(page.contains("<span class=\"small session-apps\">Apps: Demo Mobile App 1</span>"))
+        XCTAssertFalse(page.contains("mobile-app-00"))
+        var unnamed = ClientChanges()
+        unnamed.displayName = ""
+        try issuer.clients.update(clientID: "mobile-app-002", unnamed)
+        XCTAssertTrue(accountPage(laptop.cookie).contains("Apps: Demo Mobile App 1, mobile-app-002"), "no name: the id")
         XCTAssertTrue(page.contains("<span class=\"session-method\">password</span>"))
         XCTAssertTrue(page.contains("Signed in \(AccountPage.date(clock.now - 30))"))
         for absent in ["Ended/1.0", "Expired/1.0", "BobBrowser", "198.51.100", ended.sid, expiring.sid, bobs.sid] {
@@ -246,7 +257,7 @@ final class AccountSessionsTests: NativeSSOTestCase {
         XCTAssertNotNil(try deviceSecretRevokedAt(phone.deviceSecret!) ?? nil, "its device secret is revoked")
         XCTAssertEqual(try issuer.count("refresh_tokens", "sid = ? AND revoked_at IS NULL", [.text(phone.sid)]), 0)
         XCTAssertNotNil(try harness.services.sessions.listing(sid: phone.sid)?.endedAt)
-        XCTAssertTrue(accountPage(phone.cookie).contains("id=\"signed-out\""), "the phone's browser is signed out")
+        XCTAssertTrue(accountSignedOut(phone.cookie), "the phone's browser is signed out")
 
         // This browser's session, its tokens and device secret are untouched.
         XCTAssertTrue(refreshWorks(laptop.refreshToken))
@@ -270,7 +281,7 @@ final class AccountSessionsTests: NativeSSOTestCase {
         XCTAssertEqual(response.status, 303)
         XCTAssertEqual(response.location, "/account")
         XCTAssertEqual(response.cookie(SSOSessions.cookieName)?.maxAge, 0, "the browser forgets its ended session")
-        XCTAssertTrue(accountPage(laptop.cookie).contains("id=\"signed-out\""))
+        XCTAssertTrue(accountSignedOut(laptop.cookie))
         XCTAssertFalse(refreshWorks(laptop.refreshToken))
         XCTAssertNotNil(try deviceSecretRevokedAt(laptop.deviceSecret!) ?? nil)
         XCTAssertTrue(refreshWorks(phone.refreshToken), "the other session goes on")
@@ -318,7 +329,7 @@ final class AccountSessionsTests: NativeSSOTestCase {
         XCTAssertEqual(try issuer.count("device_secrets", "user_id = ? AND revoked_at IS NULL", [.integer(alice.id)]), 0)
         for signedIn in [laptop, phone, tablet, leftover] {
             XCTAssertFalse(refreshWorks(signedIn.refreshToken))
-            XCTAssertTrue(accountPage(signedIn.cookie).contains("id=\"signed-out\""))
+            XCTAssertTrue(accountSignedOut(signedIn.cookie))
         }
 
         // Bob is another user: nothing of his changed.

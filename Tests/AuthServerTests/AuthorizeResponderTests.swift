@@ -21,7 +21,8 @@ final class AuthorizeResponderTests: SignInTestCase {
         XCTAssertEqual(response.locationBase, "/login.html")
         let req = try XCTUnwrap(response.locationQuery["req"])
         XCTAssertEqual(req.utf8.count, 32, "24 random bytes, base64url")
-        XCTAssertEqual(response.locationQuery.count, 1, "nothing but req without a login_hint: \(response.location ?? "")")
+        XCTAssertEqual(response.locationQuery.count, 2, "req and the app's client_id, no login_hint: \(response.location ?? "")")
+        XCTAssertEqual(response.locationQuery["client_id"], "mobile-app-001", "the login page asks for the app's name by it")
 
         XCTAssertEqual(response.setCookieHeaders.count, 1)
         let cookie = try XCTUnwrap(response.cookie("gh_login"))
@@ -98,7 +99,7 @@ final class AuthorizeResponderTests: SignInTestCase {
         let location = try XCTUnwrap(response.location)
         XCTAssertTrue(location.hasSuffix("&login_hint=alice%2Bwork%40example.com%26x%3D%3Cy%3E"), location)
         XCTAssertEqual(response.locationQuery["login_hint"], "alice+work@example.com&x=<y>")
-        XCTAssertEqual(response.locationQuery.count, 2, "the hint cannot inject parameters")
+        XCTAssertEqual(response.locationQuery.count, 3, "the hint cannot inject parameters (req, client_id, login_hint)")
     }
 
     // MARK: Untrusted client or redirect URI: error page, never a redirect

@@ -36,7 +36,7 @@ final class IdentifierBytesTests: SessionEndpointsTestCase {
         // Spellings the lookup folds to alice share alice's (stored) account lock.
         for spelling in ["ALICE@EXAMPLE.COM", "Alice@Example.Com"] {
             XCTAssertEqual(harness.login(pending, email: spelling, password: H.password).location,
-                           harness.passwordPage(pending, error: "too_many_attempts", retryMinutes: 1), spelling)
+                           harness.passwordPage(pending, error: "too_many_attempts", retryMinutes: 1, email: spelling), spelling)
         }
     }
 

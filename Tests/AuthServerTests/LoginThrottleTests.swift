@@ -18,7 +18,8 @@ final class LoginThrottleTests: SignInTestCase {
                       expect error: String = "invalid_credentials", retryMinutes: Int? = nil,
                       file: StaticString = #filePath, line: UInt = #line) {
         let response = harness.login(pending, email: email, password: "wrong password", address: address, file: file, line: line)
-        XCTAssertEqual(response.location, harness.passwordPage(pending, error: error, retryMinutes: retryMinutes), file: file, line: line)
+        XCTAssertEqual(response.location, harness.passwordPage(pending, error: error, retryMinutes: retryMinutes, email: email),
+                       file: file, line: line)
         XCTAssertTrue(response.setCookieHeaders.isEmpty, file: file, line: line)
     }
 
@@ -121,9 +122,9 @@ final class LoginThrottleTests: SignInTestCase {
         let pending = try harness.startLogin()
         for _ in 0..<10 {
             XCTAssertEqual(harness.login(pending, password: nil).location, harness.passwordPage(pending, error: "invalid_credentials"))
-            XCTAssertEqual(harness.login(pending, email: nil).location, harness.passwordPage(pending, error: "invalid_credentials"))
+            XCTAssertEqual(harness.login(pending, email: nil).location, harness.passwordPage(pending, error: "invalid_credentials", email: nil))
             XCTAssertEqual(harness.login(pending, email: String(repeating: "a", count: 250) + "@example.com").location,
-                           harness.passwordPage(pending, error: "invalid_credentials"))
+                           harness.passwordPage(pending, error: "invalid_credentials", email: nil), "too long to keep")
         }
         XCTAssertEqual(try harness.throttleRows(), [])
         XCTAssertNotNil(harness.login(pending).locationQuery["code"])

@@ -123,9 +123,15 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
         // No hint: the user confirms first (RP-Initiated Logout §6), then returns to the app.
         let parameters = RequestParameters([("client_id", "mobile-app-001"), ("post_logout_redirect_uri", Self.appLogout), ("state", "s1")])
         let confirm = try assertConfirmationPage(logoutGET(parameters, cookies: browser(tokens)))
-        let response = get(logout, "/logout", query: confirm.query, headers: H.cookieHeader(browser(tokens)))
-        XCTAssertEqual(response.status, 303, response.bodyText)
-        XCTAssertEqual(response.location, "myapp:auth/logout?state=s1")
+        XCTAssertTrue(confirm.html.contains("<strong id=\"logout-app\">Demo Mobile App 1</strong> asked to sign you out of Gatehouse"),
+                      "the app that asked, by its name")
+        let response = post(logout, "/logout", confirm.fields, headers: H.cookieHeader(browser(tokens)))
+        // After the page's form, a redirect to the app's scheme would be
+        // blocked by form-action 'self': a link back instead.
+        XCTAssertEqual(response.status, 200, response.bodyText)
+        XCTAssertTrue(response.bodyText.contains("<a class=\"button\" id=\"return-to-app\" href=\"myapp:auth/logout?state=s1\">"),
+                      response.bodyText)
+        assertCookieCleared(response)
         XCTAssertTrue(try sessionEnded(tokens.sid))
     }
 
@@ -221,36 +227,58 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
 
     // MARK: Confirmation (RP-Initiated Logout §6)
 
-    /// Asserts a confirmation page and returns its link.
+    /// Asserts a confirmation page and returns what its form posts.
     @discardableResult
-    func assertConfirmationPage(_ response: Response, file: StaticString = #filePath, line: UInt = #line) throws -> (query: String, html: String) {
+    func assertConfirmationPage(_ response: Response, file: StaticString = #filePath,
+                                line: UInt = #line) throws -> (fields: RequestParameters, html: String) {
         XCTAssertEqual(response.status, 200, response.bodyText, file: file, line: line)
         XCTAssertNil(response.location, file: file, line: line)
         XCTAssertTrue(response.setCookieHeaders.isEmpty, "nothing is cleared before the user confirms", file: file, line: line)
         let html = response.bodyText
         XCTAssertTrue(html.contains("Sign out?"), file: file, line: line)
-        let start = try XCTUnwrap(html.range(of: "href=\"/logout?"), "no confirmation link", file: file, line: line)
-        let rest = html[start.upperBound...]
-        let end = try XCTUnwrap(rest.firstIndex(of: "\""), file: file, line: line)
-        return (String(rest[..<end]).replacingOccurrences(of: "&amp;", with: "&"), html)
+        XCTAssertTrue(html.contains("<form method=\"post\" action=\"/logout\" class=\"logout-confirm\">"), "a form that posts, not a link", file: file, line: line)
+        XCTAssertFalse(html.contains("href=\"/logout"), file: file, line: line)
+        var fields: [(String, String)] = []
+        var rest = Substring(html)
+        while let field = rest.range(of: "<input type=\"hidden\" name=\"") {
+            rest = rest[field.upperBound...]
+            let name = String(rest.prefix { $0 != "\"" })
+            let valueStart = try XCTUnwrap(rest.range(of: "value=\""), file: file, line: line)
+            rest = rest[valueStart.upperBound...]
+            let value = String(rest.prefix { $0 != "\"" })
+            fields.append((Self.unescape(name), Self.unescape(value)))
+        }
+        return (RequestParameters(fields), html)
+    }
+
+    static func unescape(_ html: String) -> String {
+        html.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&lt;", with: "<")
+            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
     }
 
     func testWithoutHintALiveSessionIsEndedOnlyAfterConfirmation() throws {
         let tokens = try signInAndExchange()
-        var confirm: (query: String, html: String)!
+        var confirm: (fields: RequestParameters, html: String)!
         try assertDatabaseUnchanged("unconfirmed logout") {
             confirm = try assertConfirmationPage(logoutGET(RequestParameters([]), cookies: browser(tokens)))
         }
-        XCTAssertFalse(confirm.html.contains(tokens.sessionSecret), "the link does not reveal the cookie")
-        XCTAssertTrue(confirm.query.contains("confirm="))
+        XCTAssertFalse(confirm.html.contains(tokens.sessionSecret), "the form does not reveal the cookie")
+        XCTAssertTrue(confirm.fields.pairs.contains { $0.0 == "confirm" })
+        // Typed by the user: no app asked, and the page does not say one did.
+        XCTAssertTrue(confirm.html.contains("You are about to sign out of Gatehouse on this device."), confirm.html)
+        XCTAssertFalse(confirm.html.contains("asked"))
 
         // A forged or foreign confirmation only shows the page again.
         for forged in ["x", LogoutResponder.confirmation(for: "another-session-secret"), ""] {
             try assertDatabaseUnchanged("confirmation \(forged)") {
-                try assertConfirmationPage(logoutGET(RequestParameters([("confirm", forged)]), cookies: browser(tokens)))
+                try assertConfirmationPage(post(logout, "/logout", RequestParameters([("confirm", forged)]), headers: H.cookieHeader(browser(tokens))))
             }
         }
-        let response = get(logout, "/logout", query: confirm.query, headers: H.cookieHeader(browser(tokens)))
+        // The right confirmation in a GET (a link followed, a prefetch) ends nothing.
+        try assertDatabaseUnchanged("confirmation by GET") {
+            try assertConfirmationPage(logoutGET(confirm.fields, cookies: browser(tokens)))
+        }
+        let response = post(logout, "/logout", confirm.fields, headers: H.cookieHeader(browser(tokens)))
         XCTAssertEqual(response.status, 200)
         XCTAssertTrue(response.bodyText.contains("You are signed out"))
         assertCookieCleared(response)
@@ -270,10 +298,10 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
             try assertConfirmationPage(logoutGET(try logoutParameters(alice), cookies: bobBrowser))
         }
         let confirm = try assertConfirmationPage(logoutGET(try logoutParameters(alice), cookies: bobBrowser))
-        XCTAssertTrue(confirm.query.contains("id_token_hint="), "the link repeats the request")
-        let response = get(logout, "/logout", query: confirm.query, headers: H.cookieHeader(bobBrowser))
-        XCTAssertEqual(response.status, 303)
-        XCTAssertEqual(response.location, "myapp:auth/logout?state=logout-state")
+        XCTAssertTrue(confirm.fields.pairs.contains { $0.0 == "id_token_hint" }, "the form repeats the request")
+        let response = post(logout, "/logout", confirm.fields, headers: H.cookieHeader(bobBrowser))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertTrue(response.bodyText.contains("href=\"myapp:auth/logout?state=logout-state\""), response.bodyText)
         XCTAssertTrue(try sessionEnded(alice.sid))
         XCTAssertNil(try harness.services.sessions.find(secret: bobSecret))
     }
@@ -285,8 +313,23 @@ final class LogoutResponderTests: SessionEndpointsTestCase {
         let confirm = try assertConfirmationPage(logoutGET(parameters, cookies: browser(tokens)))
         XCTAssertFalse(confirm.html.contains("<b "))
         XCTAssertFalse(confirm.html.contains("onclick=\""))
-        let response = get(logout, "/logout", query: confirm.query, headers: H.cookieHeader(browser(tokens)))
-        XCTAssertEqual(response.locationQuery["state"], state)
+        XCTAssertEqual(confirm.fields.pairs.first { $0.0 == "state" }?.1, state)
+        let response = post(logout, "/logout", confirm.fields, headers: H.cookieHeader(browser(tokens)))
+        XCTAssertFalse(response.bodyText.contains("<b "), "the link back escapes it too")
+        XCTAssertTrue(try sessionEnded(tokens.sid))
+    }
+
+    /// The issuer's own post-logout page (the demo's interstitial) is a
+    /// redirect even after the form: form-action 'self' allows it.
+    func testAfterTheConfirmationFormASameOriginReturnIsARedirect() throws {
+        let tokens = try signInAndExchange()
+        let interstitial = issuer.config.issuer + "/mobile/postlogout.html"
+        let parameters = RequestParameters([("client_id", "mobile-app-001"), ("post_logout_redirect_uri", interstitial), ("state", "s2")])
+        let confirm = try assertConfirmationPage(logoutGET(parameters, cookies: browser(tokens)))
+        let response = post(logout, "/logout", confirm.fields, headers: H.cookieHeader(browser(tokens)))
+        XCTAssertEqual(response.status, 303, response.bodyText)
+        XCTAssertEqual(response.location, interstitial + "?state=s2")
+        XCTAssertTrue(try sessionEnded(tokens.sid))
     }
 
     // MARK: Requests that show an error page and change nothing

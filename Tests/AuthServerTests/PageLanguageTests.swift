@@ -126,10 +126,12 @@ final class PageLanguageTests: SessionEndpointsTestCase {
             AccountTOTPResponder.section(formToken: "t", enrolled: false, messages: messages),
         ]
         var pages: [(String, String)] = [
-            ("signed out", AccountPage.signedOut(messages).bodyText),
+            ("sign-in failed", AccountPage.signInFailed(messages).bodyText),
             ("account", AccountPage.render(user: Self.alice, formToken: "t", notice: nil, sections: sections, messages: messages).bodyText),
             ("signed out of /logout", LogoutPages.signedOut(messages).bodyText),
-            ("logout confirmation", LogoutPages.confirm(link: "/logout?confirm=x", messages).bodyText),
+            ("signed out, back to the app", LogoutPages.signedOut(messages, returnTo: "myapp:auth/logout").bodyText),
+            ("logout confirmation", LogoutPages.confirm(fields: [("confirm", "x")], app: nil, messages).bodyText),
+            ("logout confirmation for an app", LogoutPages.confirm(fields: [("confirm", "x")], app: "Demo", messages).bodyText),
         ]
         for notice in AccountPage.notices.keys.sorted() {
             let line = AccountPage.noticeLine(notice, messages)
@@ -172,7 +174,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
     }
 
     func testTheShellIsTheStaticPagesOneInThePagesLanguage() throws {
-        let german = AccountPage.signedOut(Catalogues.german)
+        let german = AccountPage.signInFailed(Catalogues.german)
         let html = german.bodyText
         XCTAssertTrue(html.hasPrefix("<!doctype html>\n<html lang=\"de\">\n"), html)
         XCTAssertEqual(german.header("Content-Language"), "de")
@@ -202,11 +204,12 @@ final class PageLanguageTests: SessionEndpointsTestCase {
         tables["en"]?["brand.name"] = "Acme & Co"
         tables["en"]?["brand.logo"] = "/img/brand-logo.png"
         let messages = try MessageCatalogue(tables: tables, defaultLanguage: "en").messages("en")
-        let html = LogoutPages.confirm(link: "/logout?a=1&b=2", messages).bodyText
+        let html = LogoutPages.confirm(fields: [("state", "a&b\"<")], app: "Shop <&>", messages).bodyText
         XCTAssertTrue(html.contains("<title>Sign out? · Acme &amp; Co</title>"), html)
         XCTAssertTrue(html.contains("<img src=\"/img/brand-logo.png\""))
         XCTAssertTrue(html.contains("<span>Acme &amp; Co</span>"))
-        XCTAssertTrue(html.contains("href=\"/logout?a=1&amp;b=2\""))
+        XCTAssertTrue(html.contains("<input type=\"hidden\" name=\"state\" value=\"a&amp;b&quot;&lt;\">"), html)
+        XCTAssertTrue(html.contains("<strong id=\"logout-app\">Shop &lt;&amp;&gt;</strong>"), html)
     }
 
     func testTheAccountPageKeepsItsIdsAndEnglishTexts() throws {
@@ -245,8 +248,8 @@ final class PageLanguageTests: SessionEndpointsTestCase {
         let fallback = harness.run(account, accountRequest(cookie: signIn.sessionSecret, language: nil))
         XCTAssertTrue(fallback.bodyText.contains("<html lang=\"en\">"), "no Accept-Language: the default")
 
-        let signedOut = harness.run(account, accountRequest(cookie: nil, language: "de"))
-        XCTAssertTrue(signedOut.bodyText.contains("<p class=\"lead\" id=\"signed-out\">Sie sind in diesem Browser nicht angemeldet.</p>"))
+        let failed = harness.run(account, Request(method: "GET", path: AccountClient.callbackPath, headers: ["accept-language": "de"]))
+        XCTAssertTrue(failed.bodyText.contains("<p class=\"lead\" id=\"signed-out\">Sie sind in diesem Browser nicht angemeldet.</p>"))
     }
 
     func testTheTOTPSetupPageAndTheAccountErrorsAreInTheBrowsersLanguage() throws {
@@ -310,7 +313,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
         XCTAssertTrue(malformed.bodyText.contains("Die Abmeldeanfrage ist fehlerhaft."), malformed.bodyText)
     }
 
-    func testTheLogoutConfirmationIsInTheAskedLanguageAndItsLinkKeepsIt() throws {
+    func testTheLogoutConfirmationIsInTheAskedLanguageAndItsFormKeepsIt() throws {
         let tokens = try signInAndExchange()
         // No id_token_hint speaks for this browser's session: it is asked first.
         let query = "client_id=mobile-app-001&ui_locales=de%20en&state=s"
@@ -319,7 +322,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
                                                             "accept-language": "en"]))
         XCTAssertEqual(confirm.status, 200)
         XCTAssertTrue(confirm.bodyText.contains("<h1>Abmelden?</h1>"), confirm.bodyText)
-        XCTAssertTrue(confirm.bodyText.contains("ui_locales=de+en") || confirm.bodyText.contains("ui_locales=de%20en"), confirm.bodyText)
+        XCTAssertTrue(confirm.bodyText.contains("<input type=\"hidden\" name=\"ui_locales\" value=\"de en\">"), confirm.bodyText)
     }
 
     // MARK: /authorize

@@ -422,6 +422,9 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         let ssoCookie = try XCTUnwrap(response.cookie(SSOSessions.cookieName))
         XCTAssertTrue(ssoCookie.isHttpOnly && ssoCookie.isSecure)
         XCTAssertEqual(response.cookie(PendingAuthorizations.cookieName)?.maxAge, 0, "the pending request's cookie is cleared")
+        let method = try XCTUnwrap(response.cookie(InterstitialSignInMethod.cookieName))
+        XCTAssertEqual(method.maxAge, 0, "no password was typed: the interstitial says nothing of saving one")
+        XCTAssertEqual(method.path, "/mobile/postlogin.html")
         let newSession = try XCTUnwrap(harness.services.sessions.find(secret: ssoCookie.value))
         XCTAssertEqual(newSession.userID, alice.id)
         XCTAssertEqual(newSession.amr, ["hwk", "mfa"])
@@ -693,13 +696,12 @@ final class PasskeyCeremoniesTests: SignInTestCase {
 
     // MARK: /account
 
-    func testAccountWithoutASessionShowsTheSignedOutPageAndRefusesPosts() throws {
+    func testAccountWithoutASessionSendsTheBrowserToSignInAndRefusesPosts() throws {
         let ended = try sessionCookie(for: alice)
         try harness.endSession(XCTUnwrap(harness.services.sessions.find(secret: ended)).sid)
         for (what, cookie) in [("no cookie", nil), ("unknown cookie", SecureRandom.token()), ("ended session", ended)] as [(String, String?)] {
             let page = accountGET(cookie: cookie)
-            XCTAssertEqual(page.status, 200, what)
-            XCTAssertTrue(page.bodyText.contains("id=\"signed-out\""), what)
+            XCTAssertTrue(page.sendsToAccountSignIn, what)
             XCTAssertFalse(page.bodyText.contains(alice.email), what)
             XCTAssertEqual(page.header("Cache-Control"), "no-store", what)
             let challengesBefore = try issuer.count("webauthn_challenges")
@@ -712,7 +714,7 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         // A disabled user's session is signed out too.
         let bobCookie = try sessionCookie(for: bob)
         try issuer.users.disable(email: bob.email)
-        XCTAssertTrue(accountGET(cookie: bobCookie).bodyText.contains("id=\"signed-out\""))
+        XCTAssertTrue(accountGET(cookie: bobCookie).sendsToAccountSignIn)
         assertJSONError(accountPOST(AccountResponder.optionsPath, cookie: bobCookie), 401, "signed_out", "disabled user")
         // Signed in: the page is the user's.
         let cookie = try sessionCookie(for: alice)

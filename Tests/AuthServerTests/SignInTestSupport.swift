@@ -135,6 +135,12 @@ extension Response {
         return result
     }
 
+    /// GET /account's answer to a browser that is not signed in: the
+    /// account page's own sign-in (AccountSignIn).
+    var sendsToAccountSignIn: Bool {
+        status == 303 && locationBase == "/authorize" && locationQuery["client_id"] == AccountClient.id
+    }
+
     /// The Location without its query.
     var locationBase: String? { location.map { String($0.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]) } }
 

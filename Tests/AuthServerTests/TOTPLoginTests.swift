@@ -235,7 +235,7 @@ final class TOTPLoginTests: SignInTestCase {
         try assertDatabaseUnchanged("the right code while locked") {
             XCTAssertEqual(harness.submitCode(pending, harness.code(seed)).location, harness.codePage(pending, error: "too_many_attempts", retryMinutes: 1))
             XCTAssertEqual(harness.login(pending, email: bob, password: H.otherPassword).location,
-                           harness.passwordPage(pending, error: "too_many_attempts", retryMinutes: 1))
+                           harness.passwordPage(pending, error: "too_many_attempts", retryMinutes: 1, email: bob))
         }
         clock.advance(60)
         XCTAssertNotNil(harness.submitCode(pending, harness.code(seed)).locationQuery["code"])
@@ -256,7 +256,7 @@ final class TOTPLoginTests: SignInTestCase {
         XCTAssertEqual(harness.submitCode(pending, wrong).location, harness.codePage(pending, error: "invalid_code"))
         XCTAssertTrue(try harness.throttle.isAccountLocked(email: bob))
         XCTAssertEqual(harness.login(pending, email: bob, password: H.otherPassword).location,
-                       harness.passwordPage(pending, error: "too_many_attempts", retryMinutes: 1))
+                       harness.passwordPage(pending, error: "too_many_attempts", retryMinutes: 1, email: bob))
     }
 
     /// Two browsers post the same valid code at once: one signs in.

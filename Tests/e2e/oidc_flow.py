@@ -46,7 +46,7 @@ class App:
         """authorize → login page → POST /login → the code from the redirect."""
         first = self.authorize(**extra)
         assert first.status_code == 303, first.text
-        assert first.headers["Location"].startswith("/login.html?req=")
+        assert first.headers["Location"].startswith("/login.html?client_id=")
         second = self.login(first.headers["Location"])
         assert second.status_code == 303, second.text
         return self.code_from(second)

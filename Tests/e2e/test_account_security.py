@@ -94,7 +94,7 @@ def start(stack, http):
     app = App(stack, http)
     first = app.authorize()
     assert first.status_code == 303, first.text
-    assert first.headers["Location"].startswith("/login.html?req=")
+    assert first.headers["Location"].startswith("/login.html?client_id=")
     return app, first.headers["Location"]
 
 
@@ -306,7 +306,7 @@ def test_five_failures_lock_the_account_and_then_even_the_right_password_is_refu
     errors = [error_of(post_password(stack, http, login_page, email, "wrong " + password)) for _ in range(ACCOUNT_LIMIT)]
     assert errors == ["invalid_credentials"] * ACCOUNT_LIMIT
     locked = post_password(stack, http, login_page, email.upper(), password)
-    assert locked.headers["Location"] == login_page + "&error=too_many_attempts&retry_minutes=1"
+    assert locked.headers["Location"] == login_page + "&error=too_many_attempts&retry_minutes=1&login_hint=" + email.upper()
     assert "sso_session" not in http.cookies
     assert "Too many attempts. Try again in a minute." in http.get(stack.issuer + locked.headers["Location"]).text
     # Another client address does not help: the lock is on the account.

@@ -65,7 +65,8 @@ def sid_of(stack, browser):
 
 
 def signed_out(page):
-    return 'id="signed-out"' in page
+    """/account sends a signed-out browser to sign in: the login page for the account page's client."""
+    return 'id="account-sign-in"' in page
 
 
 def audit_events(stack, email):
@@ -85,7 +86,7 @@ def test_both_sign_ins_are_listed_and_ending_the_other_ends_its_refresh_token(st
     assert "Firefox on Linux" in here and "this browser" in here and laptop.address in here
     assert "Safari on iPhone" in there and "this browser" not in there and phone.address in there
     for text in (here, there):
-        assert "Apps: mobile-app-001" in text and "password" in text
+        assert "Apps: Demo Mobile App 1" in text and "password" in text, "the app by its display name"
     assert [sid for sid, _ in sessions(phone.page())] == [phone_sid, laptop_sid]
     assert stack.query("SELECT user_agent, created_ip FROM sso_sessions WHERE sid = ?", phone_sid) == [(IPHONE, phone.address)]
 

@@ -238,7 +238,7 @@ def test_setup_writes_a_line_only_when_it_created_something(stack):
     ["user", "unlock", "nobody-here@example.com"],
     ["user", "delete", "nobody-here@example.com"],
     ["client", "delete", "no-such-client"],
-    ["client", "group", "no-such-group", "--allow-device-id"],
+    ["client", "group", "not a group name", "--allow-device-id"],
     ["api", "remove", "https://no-such-api.example.test"],
     ["keys", "retire", "no-such-kid"],
     ["sessions", "revoke", "no-such-sid"],

@@ -274,6 +274,30 @@ def test_sign_in_through_the_interstitial_returns_to_the_app_link_and_the_code_r
     assert id_claims["nonce"] == request.nonce
 
 
+def test_a_wrong_password_keeps_an_address_with_a_plus_without_javascript(stack, browser):
+    email = f"bob+{secrets.token_hex(3)}@example.com"
+    driver = browser(javascript=False)
+    open_login_page(driver, stack, AuthorizationRequest(stack, login_hint=None))
+    submit_credentials(driver, email, "not the password")
+    wait_for_element(driver, By.ID, "login-error")
+    assert driver.find_element(By.ID, "email").get_attribute("value") == email
+
+
+def test_the_login_page_names_the_app_by_its_display_name(stack, http, browser):
+    driver = browser()
+    open_login_page(driver, stack, AuthorizationRequest(stack, login_hint=None))
+    assert driver.find_element(By.ID, "app-name").text == "Demo Mobile App 1"
+    assert driver.find_element(By.CSS_SELECTOR, "p.lead").text == "Use your Gatehouse account to continue to Demo Mobile App 1."
+    assert csp_violations(driver) == []
+    # A name in the URL is never shown: only a registered client's, asked of the issuer.
+    forged = http.get(stack.issuer + "/login.html", params={"req": "x", "client_id": "<b>Evil</b>", "app_name": "Evil"}, timeout=10)
+    assert "Evil" not in forged.text and 'id="app-name"' not in forged.text
+    unknown = http.get(stack.issuer + "/login.html", params={"req": "x", "client_id": "no-such-app"}, timeout=10)
+    assert 'id="app-name"' not in unknown.text and "continue in the app" in unknown.text
+    # The name lookup answers nginx's own subrequests only.
+    assert http.get(stack.issuer + "/login/app-name", params={"client_id": "mobile-app-001"}, timeout=10).status_code == 404
+
+
 def test_sign_in_works_with_javascript_disabled(stack, http, browser):
     driver = browser(javascript=False)
     request = AuthorizationRequest(stack)
@@ -305,6 +329,8 @@ def test_a_wrong_password_shows_the_error_and_the_form_still_signs_in(stack, bro
     assert query_of(url).get("error") == "invalid_credentials"
     assert "code" not in query_of(url)
     assert driver.find_element(By.ID, "password").get_attribute("value") == ""
+    # The address typed stays in the form: only the password is typed again.
+    assert driver.find_element(By.ID, "email").get_attribute("value") == DEMO_EMAIL
     screenshot(driver, "login-error.png")
 
     submit_credentials(driver, DEMO_EMAIL, DEMO_PASSWORD)

@@ -55,7 +55,7 @@ def test_demo_flow_runs_and_checks_every_step_of_the_readme(stack):
 
     # 2. /authorize without a session: the login page.
     [answer] = answers(steps[2])
-    assert re.match(r"HTTP/1\.1 30[23] .*, Location: " + re.escape(stack.issuer + "/login.html?req="), answer), answer
+    assert re.match(r"HTTP/1\.1 30[23] .*, Location: " + re.escape(stack.issuer + "/login.html?client_id="), answer), answer
 
     # 3. /login: back to the app with a code, the same state and iss.
     [answer] = answers(steps[3])
@@ -92,7 +92,7 @@ def test_demo_flow_runs_and_checks_every_step_of_the_readme(stack):
     # 9. After logout: the refresh token is refused and /authorize asks for a login.
     refused, authorize = answers(steps[9])
     assert refused.startswith('400 {"error":"invalid_grant"'), refused
-    assert "Location: " + stack.issuer + "/login.html?req=" in authorize, authorize
+    assert "Location: " + stack.issuer + "/login.html?client_id=" in authorize, authorize
 
     assert result.stdout.rstrip().splitlines()[-1].startswith("Done: "), result.stdout
 

@@ -286,7 +286,7 @@ def sign_in(stack, http):
     assert added.returncode == 0, added.stderr
     app = App(stack, http)
     first = app.authorize()
-    assert first.status_code == 303 and first.headers["Location"].startswith("/login.html?req="), first.text
+    assert first.status_code == 303 and first.headers["Location"].startswith("/login.html?client_id="), first.text
     second = app.login(first.headers["Location"], email=email, password=password)
     assert second.status_code == 303, second.text
     assert "code" in query(second.headers["Location"]), second.headers["Location"]

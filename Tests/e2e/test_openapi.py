@@ -73,7 +73,7 @@ EXPECTED_OPERATIONS = {
     # the login page's passkey sign-in
     "POST /login/passkey/options", "POST /login/passkey",
     # the account page
-    "GET /account", "HEAD /account", "POST /account/passkeys/options", "POST /account/passkeys",
+    "GET /account", "HEAD /account", "GET /account/callback", "POST /account/passkeys/options", "POST /account/passkeys",
     "POST /account/passkeys/remove", "POST /account/passkeys/rename", "POST /account/sessions/end", "POST /account/sessions/end-all",
     "POST /account/password", "POST /account/totp/start", "POST /account/totp/confirm", "POST /account/totp/remove",
     # resource servers
@@ -189,7 +189,7 @@ def pending_sign_in(stack):
     """A browser at the login page: its `gh_login` cookie and the page's `req`."""
     http = http_session(stack)
     login_page = App(stack, http).authorize()
-    assert login_page.status_code == 303 and login_page.headers["Location"].startswith("/login.html?req="), login_page.text
+    assert login_page.status_code == 303 and login_page.headers["Location"].startswith("/login.html?client_id="), login_page.text
     return http.cookies["gh_login"], query(login_page.headers["Location"])["req"]
 
 
@@ -332,7 +332,7 @@ def test_success_responses_of_the_real_flows_are_documented(stack, credentials):
     # Sign-in with every scope (device_sso: a device secret), through the pages.
     app = App(stack, http, scope="openid profile email offline_access device_sso api:serverA api:serverB")
     login_page = get(app.authorize_url())
-    assert login_page.status_code == 303 and login_page.headers["Location"].startswith("/login.html?req=")
+    assert login_page.status_code == 303 and login_page.headers["Location"].startswith("/login.html?client_id=")
     assert get(issuer + login_page.headers["Location"]).status_code == 200
     signed_in = post(issuer + "/login", data={"req": query(login_page.headers["Location"])["req"],
                                               "email": "alice@example.com", "password": DEMO_PASSWORD})
@@ -483,9 +483,11 @@ def test_passkey_and_account_answers_of_the_real_flows_are_documented(stack):
     phone = http_session(stack)
     get, post = calls(stack, phone)
 
-    # Signed out: the page says so; a change is refused (cross-site first, then signed out).
+    # Signed out: the page sends the browser to sign in; a change is refused (cross-site first, then signed out).
     signed_out = get(issuer + "/account")
-    assert signed_out.status_code == 200 and 'id="signed-out"' in signed_out.text
+    assert signed_out.status_code == 303 and signed_out.headers["Location"].startswith("/authorize?client_id=gatehouse-account&")
+    failed = get(issuer + "/account/callback", params={"state": "x", "code": "y"})
+    assert failed.status_code == 400 and 'id="signed-out"' in failed.text
     assert post(issuer + "/account/passkeys/options", data={"csrf": "x"}).json()["error"] == "signed_out"
     cross_site = post(issuer + "/account/passkeys/options", data={"csrf": "x"}, headers={"Sec-Fetch-Site": "cross-site"})
     assert cross_site.status_code == 403 and cross_site.headers["Content-Type"].startswith("text/html")

@@ -9,7 +9,7 @@ from oidc_flow import App
 
 def pages(stack, http):
     app = App(stack, http)
-    login_page = app.authorize().headers["Location"]  # /login.html?req=...
+    login_page = app.authorize().headers["Location"]  # /login.html?client_id=...&req=...
     return {
         "login page": stack.issuer + login_page,
         "authorize error page (unknown client)": stack.issuer + "/authorize?client_id=nobody&response_type=code",

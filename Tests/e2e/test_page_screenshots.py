@@ -127,15 +127,22 @@ def test_every_page_in_every_language_and_scheme(limited, drivers, language, sch
     driver.get(stack.issuer + "/account")
     wait_for_element(driver, By.ID, "account-email")
     check(driver, "account", language, scheme)
+    driver.get(stack.issuer + "/logout?client_id=mobile-app-001")
+    wait_for_element(driver, By.ID, "logout-app")
+    check(driver, "logout-confirm-app", language, scheme)
     driver.get(stack.issuer + "/logout")
     wait_for_element(driver, By.ID, "confirm-logout")
     check(driver, "logout-confirm", language, scheme)
     driver.find_element(By.ID, "confirm-logout").click()
     wait_for_element(driver, By.CSS_SELECTOR, ".status-ok")
     check(driver, "logout-done", language, scheme)
+    # Signed out, /account leads to the sign-in for the account page.
     driver.get(stack.issuer + "/account")
-    wait_for_element(driver, By.ID, "signed-out")
-    check(driver, "account-signed-out", language, scheme)
+    wait_for_element(driver, By.ID, "account-sign-in")
+    check(driver, "account-sign-in", language, scheme, "login.title")
+    driver.get(stack.issuer + "/account/callback")
+    wait_for_element(driver, By.ID, "sign-in")
+    check(driver, "account-sign-in-failed", language, scheme, "account.title")
     driver.get(stack.issuer + "/mobile/postlogout.html?state=s")
     check(driver, "postlogout", language, scheme, "postlogout.heading")
 
@@ -150,6 +157,11 @@ def test_every_page_in_every_language_and_scheme(limited, drivers, language, sch
     wait_for_element(driver, By.TAG_NAME, "h1")
     assert driver.find_element(By.TAG_NAME, "h1").text == CATALOGUES[language]["applinks.callback_heading"]
     save(driver, "applinks-callback", language, scheme)
+    driver.get(stack.app_links + "/no-such-page")
+    wait_for_element(driver, By.TAG_NAME, "h1")
+    assert driver.find_element(By.TAG_NAME, "h1").text == CATALOGUES[language]["error404.title"]
+    assert csp_violations(driver) == []
+    save(driver, "applinks-not-found", language, scheme)
 
 
 def test_the_too_many_attempts_page_in_every_language_and_scheme(limited, drivers):

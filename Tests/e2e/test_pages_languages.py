@@ -139,7 +139,7 @@ def test_ui_locales_sends_the_login_page_language_and_the_form_keeps_it(stack):
     first = app.authorize(ui_locales="fr-CA de-AT en", login_hint=None)
     assert first.status_code == 303
     location = first.headers["Location"]
-    assert location.startswith("/login.html?req=")
+    assert location.startswith("/login.html?client_id=")
     assert query(location)["lang"] == "de"
     login_page = http.get(stack.issuer + location, headers={"Accept-Language": "en"}, timeout=10)
     assert '<html lang="de">' in login_page.text

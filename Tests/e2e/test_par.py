@@ -130,7 +130,7 @@ def test_the_pushed_request_signs_in_and_its_parameters_are_the_ones_used(stack)
     first = by_reference(stack, http, request_uri, scope="openid email api:serverA", state="query-state",
                          redirect_uri=f"https://localhost:{stack.base}/mobile/postlogin.html", code_challenge="x" * 43,
                          prompt="none")
-    assert first.status_code == 303 and first.headers["Location"].startswith("/login.html?req="), first.text
+    assert first.status_code == 303 and first.headers["Location"].startswith("/login.html?client_id="), first.text
     login = app.login(first.headers["Location"])
     assert login.status_code == 303, login.text
     assert login.headers["Location"].startswith(app.redirect_uri + "?"), login.headers["Location"]
@@ -166,7 +166,7 @@ def test_another_clients_request_uri_is_refused_and_stays_usable_by_its_own(stac
     before = stack.database_dump()
     assert_error_page(stack, by_reference(stack, http, request_uri, client_id="mobile-app-002"), "request_uri refused: other client")
     assert stack.database_dump() == before
-    assert by_reference(stack, http, request_uri).headers["Location"].startswith("/login.html?req=")
+    assert by_reference(stack, http, request_uri).headers["Location"].startswith("/login.html?client_id=")
 
 
 def test_an_unknown_request_uri_or_one_without_client_id_is_refused(stack, http):

@@ -22,11 +22,16 @@ def with_authenticator(driver):
     return driver
 
 
+SAVE_PASSWORD = "If your browser offers to save your password, you can do that first."
+
+
 def sign_in_with_password(driver, stack, email, password):
     request = AuthorizationRequest(stack, login_hint=None)
     open_login_page(driver, stack, request)
     submit_credentials(driver, email, password)
     wait_for_url(driver, stack.issuer + "/mobile/postlogin.html?", "password sign-in")
+    # A password was typed: the interstitial gives the password manager its chance.
+    assert SAVE_PASSWORD in wait_for_element(driver, By.ID, "signed-in-lead").text
 
 
 def add_passkey(driver, stack, name, password):
@@ -75,6 +80,9 @@ def test_register_sign_out_sign_in_without_a_password_remove_and_be_refused(stac
 
     sign_out(driver, stack)
     request, response = sign_in_with_passkey(driver, stack)
+    # No password was typed: the interstitial says nothing of saving one.
+    lead = wait_for_element(driver, By.ID, "signed-in-lead").text
+    assert lead == "Go back to the app to continue." and "password" not in driver.find_element(By.TAG_NAME, "main").text
     tokens = request.exchange(http, response["code"])
     assert tokens.status_code == 200, tokens.text
     claims = jwt_claims(tokens.json()["id_token"])
@@ -139,5 +147,5 @@ def test_passkey_endpoints_refuse_other_sites_and_unbound_challenges(stack, http
                            headers={"Sec-Fetch-Site": "same-origin"})
     assert signed_out.status_code == 401 and signed_out.json()["error"] == "signed_out"
     page = http.get(stack.issuer + "/account")
-    assert page.status_code == 200 and "You are not signed in on this browser." in page.text
+    assert page.status_code == 200 and 'id="account-sign-in"' in page.text, "signed out: the account page's sign-in"
     assert page.headers["Cache-Control"] == "no-store"

@@ -143,7 +143,7 @@ def test_concurrent_wrong_passwords_check_at_most_five_and_the_lock_holds(stack)
     pages = []
     for browser in browsers:
         first = App(stack, browser).authorize()
-        assert first.status_code == 303 and first.headers["Location"].startswith("/login.html?req="), first.text
+        assert first.status_code == 303 and first.headers["Location"].startswith("/login.html?client_id="), first.text
         pages.append(first.headers["Location"])
 
     def guess(index):

@@ -35,7 +35,7 @@ def test_the_readme_walkthrough_works_verbatim(stack, tmp_path):
     result = run_on(stack, walkthrough_script(), tmp_path)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith(stack.issuer + "/login.html?req=")
+    assert lines[0].startswith(stack.issuer + "/login.html?client_id=")
     assert lines[1].startswith("myapp:auth/callback?code=")
     assert '"token_type":"Bearer"' in lines[2]
     assert '"source":"ServerA"' in lines[3] and '"user":"alice@example.com"' in lines[3]
@@ -45,7 +45,7 @@ def test_the_readme_walkthrough_works_verbatim(stack, tmp_path):
     assert lines[7] == "the old refresh token is spent: a retry gets the same successor", "rotation"
     assert lines[8] == "myapp:auth/logout?state=bye", "logout returns to the app"
     assert '"error":"invalid_grant"' in lines[9], "after logout the refresh token is refused"
-    assert lines[10].startswith(stack.issuer + "/login.html?req="), "after logout /authorize asks for a login"
+    assert lines[10].startswith(stack.issuer + "/login.html?client_id="), "after logout /authorize asks for a login"
     assert len(lines) == 11, lines[11:]
 
 

@@ -54,7 +54,7 @@ def browser_sign_in(stack, authorize_url):
     browser = stack.session()
     first = browser.get(authorize_url, allow_redirects=False)
     assert first.status_code == 303, first.text
-    assert first.headers["Location"].startswith("/login.html?req=")
+    assert first.headers["Location"].startswith("/login.html?client_id=")
     second = browser.post(stack.issuer + "/login", allow_redirects=False,
                           data={"req": query(first.headers["Location"])["req"], "email": "alice@example.com", "password": DEMO_PASSWORD})
     assert second.status_code == 303, second.text

@@ -1,6 +1,7 @@
 """userinfo, RP-initiated logout, revocation and introspection through nginx with TLS."""
 import base64
 import json
+import re
 import secrets
 from urllib.parse import urlsplit
 
@@ -227,7 +228,7 @@ def test_logout_ends_the_session_and_the_refresh_tokens(stack, http, service):
 
     # The browser must sign in again.
     again = app.authorize()
-    assert again.status_code == 303 and again.headers["Location"].startswith("/login.html?req=")
+    assert again.status_code == 303 and again.headers["Location"].startswith("/login.html?client_id=")
 
     # Logging out twice is fine.
     twice = http.get(stack.issuer + "/logout", params={"id_token_hint": tokens["id_token"],
@@ -256,10 +257,30 @@ def test_logout_without_a_hint_asks_first(stack, http):
     assert ask.status_code == 200 and "Sign out?" in ask.text and "Set-Cookie" not in ask.headers
     assert "default-src 'none'" in ask.headers["Content-Security-Policy"]
     assert snapshot(stack) == before
-    link = ask.text.split('href="')[-1].split('"')[0].replace("&amp;", "&")
-    assert link.startswith("/logout?confirm=")
-    done = http.get(stack.issuer + link, allow_redirects=False)
+    # Typed by the user: the page does not say an app asked. It confirms
+    # with a form that posts, never a link (a prefetch would sign out).
+    assert "An app asked" not in ask.text and "You are about to sign out of Gatehouse" in ask.text
+    assert '<form method="post" action="/logout" class="logout-confirm">' in ask.text and 'href="/logout' not in ask.text
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', ask.text))
+    assert list(fields) == ["confirm"]
+    followed = http.get(stack.issuer + "/logout", params=fields, allow_redirects=False)
+    assert followed.status_code == 200 and "Sign out?" in followed.text, "a GET with the confirmation ends nothing"
+    assert snapshot(stack) == before
+    done = http.post(stack.issuer + "/logout", data=fields, allow_redirects=False)
     assert done.status_code == 200 and "You are signed out" in done.text
+    assert http.cookies.get("sso_session") is None
+
+
+def test_an_apps_logout_names_the_app_and_returns_to_it_after_the_form(stack, http):
+    signed_in(stack, http)
+    ask = http.get(stack.issuer + "/logout", params={"client_id": "mobile-app-001", "post_logout_redirect_uri": "myapp:auth/logout",
+                                                      "state": "s1"}, allow_redirects=False)
+    assert '<strong id="logout-app">Demo Mobile App 1</strong> asked to sign you out of Gatehouse' in ask.text
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', ask.text))
+    assert {"client_id", "post_logout_redirect_uri", "state", "confirm"} <= set(fields)
+    done = http.post(stack.issuer + "/logout", data=fields, allow_redirects=False)
+    # form-action 'self' would block a redirect to myapp: after the form: a link instead.
+    assert done.status_code == 200 and 'id="return-to-app" href="myapp:auth/logout?state=s1"' in done.text
     assert http.cookies.get("sso_session") is None
 
 

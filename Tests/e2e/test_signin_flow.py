@@ -21,7 +21,7 @@ def test_first_sign_in_yields_verifiable_tokens(stack, http):
     app = App(stack, http)
     first = app.authorize(login_hint="alice@example.com")
     assert first.status_code == 303
-    assert first.headers["Location"].startswith("/login.html?req=")
+    assert first.headers["Location"].startswith("/login.html?client_id=")
     assert "login_hint=alice%40example.com" in first.headers["Location"]
     cookie = first.headers["Set-Cookie"]
     assert cookie.startswith("gh_login=") and "HttpOnly" in cookie and "Secure" in cookie and "SameSite=Strict" in cookie
@@ -99,7 +99,7 @@ def test_prompt_none_without_and_with_a_session(stack):
     app.sign_in()
     again = App(stack, http)
     assert "code" in query(again.authorize(prompt="none").headers["Location"])
-    assert again.authorize(prompt="login").headers["Location"].startswith("/login.html?req=")
+    assert again.authorize(prompt="login").headers["Location"].startswith("/login.html?client_id=")
 
 
 def test_code_reuse_is_refused_and_revokes_what_the_first_use_issued(stack, http):
@@ -136,7 +136,8 @@ def test_wrong_password_returns_to_the_form_without_a_code(stack):
     before = rows(stack, "SELECT count(*) FROM authorization_codes")
     failed = app.login(first.headers["Location"], password="not the password")
     assert failed.status_code == 303
-    assert failed.headers["Location"] == first.headers["Location"] + "&error=invalid_credentials"
+    # The same page with the error, and the address typed kept for the form.
+    assert failed.headers["Location"] == first.headers["Location"] + "&error=invalid_credentials&login_hint=alice@example.com"
     assert "sso_session" not in failed.headers.get("Set-Cookie", "")
     assert rows(stack, "SELECT count(*) FROM authorization_codes") == before
     assert app.code_from(app.login(first.headers["Location"]))

@@ -75,4 +75,11 @@ public struct ClientChanges: Sendable {
             && requirePAR == nil && accessTokenLifetime == nil && refreshTokenLifetime == nil && iosAppID == nil && androidPackage == nil
             && androidCertificateFingerprints == nil && displayName == nil
     }
+
+    /// True when the name is all that changes.
+    public var changesOnlyTheName: Bool {
+        var rest = self
+        rest.displayName = nil
+        return displayName != nil && rest.isEmpty
+    }
 }

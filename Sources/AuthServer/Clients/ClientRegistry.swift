@@ -36,6 +36,7 @@ public final class ClientRegistry {
     @discardableResult
     public func add(_ registration: ClientRegistration) throws -> Client {
         try Self.validate(clientID: registration.clientID)
+        try Self.refuseManaged(registration.clientID, "registered again")
         let grantTypes = registration.grantTypes.isEmpty ? Client.defaultGrantTypes : registration.grantTypes
         let signsUsersIn = grantTypes.containsBytes("authorization_code")
         let scopes = registration.scopes.isEmpty && signsUsersIn ? ["openid"] : registration.scopes
@@ -66,6 +67,7 @@ public final class ClientRegistry {
     public func update(clientID: String, _ changes: ClientChanges) throws -> Client {
         try Self.validate(clientID: clientID)
         guard !changes.isEmpty else { throw ValidationError("nothing to change: give at least one option (see --help)") }
+        if !changes.changesOnlyTheName { try Self.refuseManaged(clientID, "changed except for its --name") }
         cached.removeAll()
         return try storage.write { tx in
             guard let stored = try tx.clients.find(clientID: clientID) else { throw ValidationError("no client \(clientID.debugDescription)") }
@@ -97,10 +99,47 @@ public final class ClientRegistry {
     /// asks for the client) and at the APIs when they expire.
     public func delete(clientID: String) throws {
         try Self.validate(clientID: clientID)
+        try Self.refuseManaged(clientID, "deleted")
         cached.removeAll()
         try storage.write { tx in
             guard try tx.clients.delete(clientID: clientID) else { throw ValidationError("no client \(clientID.debugDescription)") }
         }
+    }
+
+    /// The account page's client is Gatehouse's own (AccountClient): setup
+    /// keeps it as the page needs it, so an administrator may rename it and
+    /// nothing more. Deleting it would only last until the next start.
+    static func refuseManaged(_ clientID: String, _ what: String) throws {
+        guard AccountClient.isAccountClient(clientID) else { return }
+        throw ValidationError("\(clientID) is the account page's own sign-in client, kept by ssoctl setup; it cannot be \(what)")
+    }
+
+    /// Creates `client`, or brings the stored one back to it, keeping a name
+    /// an administrator gave it (AccountClient); true when created now.
+    /// Writes nothing when it is as it should be, so every start does not
+    /// move the change marker. Two nodes starting at once may both try to
+    /// create it: the loser finds the winner's row on its second pass.
+    @discardableResult
+    func ensureManaged(_ client: Client) throws -> Bool {
+        try rules.check(client)
+        cached.removeAll()
+        for attempt in 1...2 {
+            do {
+                return try storage.write { tx in
+                    guard let stored = try tx.clients.find(clientID: client.clientID) else {
+                        try tx.clients.insert(client, at: clock())
+                        return true
+                    }
+                    var wanted = client
+                    wanted.displayName = stored.displayName ?? client.displayName
+                    if stored != wanted { _ = try tx.clients.update(wanted) }
+                    return false
+                }
+            } catch where attempt == 1 {
+                continue
+            }
+        }
+        return false
     }
 
     /// RFC 6749 §2.3.1: the secret is kept only as a scrypt hash, verified

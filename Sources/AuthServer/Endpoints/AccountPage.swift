@@ -7,14 +7,17 @@ import SSOCore
 /// no inline script; `/js/account.js` adds the passkey button's ceremony.
 /// Removing a passkey is a plain form and works without JavaScript.
 enum AccountPage {
-    static func signedOut(_ messages: Messages) -> Response {
+    /// A sign-in through the account page's client that did not complete
+    /// (AccountSignIn): still signed out, and a way to start again.
+    static func signInFailed(_ messages: Messages) -> Response {
         page(title: "account.title", messages: messages, body: """
             <main class="card">
               <h1>\(messages.html("account.title"))</h1>
               <p class="lead" id="signed-out">\(messages.html("account.signed_out"))</p>
-              <p>\(messages.html("account.signed_out_lead"))</p>
+              <p class="alert" role="alert">\(messages.html("account.sign_in_failed"))</p>
+              <p><a class="button" id="sign-in" href="\(AccountResponder.pagePath)">\(messages.html("account.sign_in"))</a></p>
             </main>
-            """)
+            """, status: 400)
     }
 
     /// The page: who is signed in, what the last action did, then each
@@ -122,9 +125,9 @@ enum AccountPage {
     /// The frame of every account page: its two scripts (the passkey
     /// button's ceremony), and `same-origin` so its forms' posts name the
     /// issuer as their Origin (AccountRequestGuard).
-    static func page(title: String, messages: Messages, body: String) -> Response {
+    static func page(title: String, messages: Messages, body: String, status: Int = 200) -> Response {
         PageShell.response(title: messages.text(title), body: body, messages: messages, referrer: .sameOrigin,
-                           scripts: ["/js/webauthn-json.js", "/js/account.js"])
+                           scripts: ["/js/webauthn-json.js", "/js/account.js"], status: status)
     }
 
     /// "2026-11-26 13:05 UTC".

@@ -3,7 +3,7 @@ import SSOCore
 
 /// `/account`: the signed-in user's own page, by the SSO cookie alone
 /// (AccountRequestGuard: who is asking, and whether a change may go
-/// ahead). This responder renders the page and holds its passkeys: add one
+/// ahead); a signed-out browser signs in first (AccountSignIn). This responder renders the page and holds its passkeys: add one
 /// (WebAuthn §7.1, through the page's script), see when each was last
 /// used, remove one. Adding one takes the current password, as changing
 /// the password does: a passkey signs in alone (with `amr` mfa), so a
@@ -19,7 +19,7 @@ public final class AccountResponder: Responder {
     public static let registerPath = "/account/passkeys"
     public static let removePath = "/account/passkeys/remove"
     public static let renamePath = "/account/passkeys/rename"
-    public static let paths = [pagePath, optionsPath, registerPath, removePath, renamePath]
+    public static let paths = [pagePath, AccountClient.callbackPath, optionsPath, registerPath, removePath, renamePath]
 
     /// Back to the account page after a change, with `?done=` naming what
     /// happened (AccountPage.noticeLine shows it); `detail` is for the log.
@@ -28,9 +28,12 @@ public final class AccountResponder: Responder {
         return detail.map(response.logging) ?? response
     }
 
+    let signIn: AccountSignIn
+
     public init(services: IssuerServices) {
         self.services = services
         guardian = AccountRequestGuard(services: services)
+        signIn = AccountSignIn(services: services, guardian: guardian)
     }
 
     public func respond(to request: Request) throws -> Response {
@@ -39,9 +42,14 @@ public final class AccountResponder: Responder {
             // The browser's language (Accept-Language): the page is reached
             // by a link or a bookmark, with no ui_locales.
             let messages = services.messages.messages(for: request)
-            guard let signedIn = try guardian.signedIn(request) else { return AccountPage.signedOut(messages) }
+            // Signed out: the browser signs in here, through the issuer's own flow.
+            guard let signedIn = try guardian.signedIn(request) else { return signIn.start() }
             return AccountPage.render(user: signedIn.user, formToken: signedIn.formToken, notice: try? request.queryParameters().single("done"),
                                       sections: try sections(signedIn, messages), messages: messages)
+        }
+        if request.path == AccountClient.callbackPath {
+            guard request.method == "GET" else { return .methodNotAllowed(allowed: ["GET"]) }
+            return try signIn.finish(request, messages: services.messages.messages(for: request))
         }
         let signedIn: SignedIn, form: FormParameters
         switch try guardian.admitChange(request) {
@@ -64,7 +72,8 @@ public final class AccountResponder: Responder {
         [AccountPage.passkeysSection(try services.storage.read.passkeys.list(userID: signedIn.user.id), formToken: signedIn.formToken,
                                      messages: messages),
          AccountSessionsSection.render(sessions: try services.sessions.liveListings(userID: signedIn.user.id), currentSID: signedIn.session.sid,
-                                       formToken: signedIn.formToken, messages: messages),
+                                       formToken: signedIn.formToken, messages: messages,
+                                       appName: { (try? services.clients.find(clientID: $0))?.shownName ?? $0 }),
          AccountPasswordResponder.section(formToken: signedIn.formToken, messages: messages),
          AccountTOTPResponder.section(formToken: signedIn.formToken, enrolled: try services.totp.isEnrolled(userID: signedIn.user.id),
                                       messages: messages)]

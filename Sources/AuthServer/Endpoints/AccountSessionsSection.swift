@@ -6,17 +6,19 @@ import SSOCore
 /// secrets, where it came from, and which one is this browser), each with
 /// a plain form that signs it out, and "Sign out everywhere". No script:
 /// the forms post to AccountSessionsResponder and come back to the page.
-/// Everything stored (the User-Agent, the address, client ids) is
+/// Everything stored (the User-Agent, the address, the apps' names) is
 /// HTML-escaped.
 enum AccountSessionsSection {
     /// `sessions` as `SSOSessions.liveListings` returns them (newest first);
-    /// `currentSID`: the session of the browser asking, listed first.
-    static func render(sessions: [SSOSessionListing], currentSID: String, formToken: String, messages: Messages) -> String {
+    /// `currentSID`: the session of the browser asking, listed first;
+    /// `appName`: what to call an app (its display name, else its id).
+    static func render(sessions: [SSOSessionListing], currentSID: String, formToken: String, messages: Messages,
+                       appName: (String) -> String = { $0 }) -> String {
         let escape = HTMLEscaping.escape
         let ordered = sessions.filter { $0.sid.bytesEqual(currentSID) } + sessions.filter { !$0.sid.bytesEqual(currentSID) }
         let rows = ordered.map { session in
             let current = session.sid.bytesEqual(currentSID)
-            let apps = session.clientIDs ?? []
+            let apps = (session.clientIDs ?? []).map(appName)
             let place = session.createdIP.map {
                 " · " + messages.html("sessions.from", ["address": "<span class=\"session-address\">\(escape($0))</span>"])
             } ?? ""

@@ -72,7 +72,7 @@ public final class AuthorizeResponder: Responder {
                 .logging("authorization error redirect: login_required (prompt=none: \(reason))")
         }
         let (cookieSecret, formToken) = try services.pendingAuthorizations.create(authorization, replacesSID: session?.sid)
-        var location = "/login.html?req=" + formToken
+        var location = LoginPageLocation.page(clientID: authorization.clientID, formToken: formToken)
         if let hint = authorization.loginHint { location += "&login_hint=" + FormParser.encodeComponent(hint) }
         // The sign-in page in the language ui_locales asks for, when there
         // are pages in it; without ui_locales nginx picks from Accept-Language.

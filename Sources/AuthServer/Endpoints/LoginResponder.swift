@@ -126,8 +126,12 @@ public final class LoginResponder: Responder {
             SecurityEvents.signIn(result, user: user, client: clientID, ip: address)
         }
 
-        func passwordPage(error: String) -> Response {
-            .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=" + error + Self.languageParameter(language))
+        /// The password page again, with `error`, the app's name (its
+        /// `client_id`, LoginPageLocation) and the address just typed, so
+        /// only the password needs typing again.
+        func passwordPage(error: String, email: String? = nil) -> Response {
+            .redirect(to: LoginPageLocation.page(clientID: clientID, formToken: formToken) + "&error=" + error
+                      + LoginPageLocation.email(email) + Self.languageParameter(language))
         }
 
         func codePage(error: String? = nil, extra: String = "") -> Response {
@@ -138,9 +142,9 @@ public final class LoginResponder: Responder {
         /// The page says how long to wait, in whole minutes (rounded up; the
         /// lock grows from one minute to an hour), never which key is locked:
         /// that would tell whether an account exists.
-        func lockedPage(retryAfter: Int, key: LoginAdmission.LockedKey, user: User?) -> Response {
-            .redirect(to: "/login.html?req=" + FormParser.encodeComponent(formToken) + "&error=too_many_attempts"
-                      + "&retry_minutes=\(Self.minutes(retryAfter))" + Self.languageParameter(language))
+        func lockedPage(retryAfter: Int, key: LoginAdmission.LockedKey, user: User?, email: String) -> Response {
+            .redirect(to: LoginPageLocation.page(clientID: clientID, formToken: formToken) + "&error=too_many_attempts"
+                      + "&retry_minutes=\(Self.minutes(retryAfter))" + LoginPageLocation.email(email) + Self.languageParameter(language))
                 .logging("sign-in refused: \(key.rawValue) locked for \(retryAfter) s" + (user.map { " (user \($0.id))" } ?? ""))
         }
 
@@ -165,7 +169,8 @@ public final class LoginResponder: Responder {
         let email = try? form.single("email"), password = try? form.singleAllowingControlCharacters("password")
         // Nothing to guess with: refused without counting.
         guard let email, let password, email.utf8.count <= 254, password.utf8.count <= 1024 else {
-            return step.passwordPage(error: "invalid_credentials").logging("sign-in refused: email or password missing or too long")
+            return step.passwordPage(error: "invalid_credentials", email: email)
+                .logging("sign-in refused: email or password missing or too long")
         }
         // The account is the stored one, found first: its lock is keyed by
         // its id, whatever spelling of the address was typed.
@@ -176,20 +181,21 @@ public final class LoginResponder: Responder {
         case .admitted(let admitted): attempt = admitted
         case .locked(let retryAfter, let key):
             step.record(.locked, user: user)
-            return step.lockedPage(retryAfter: retryAfter, key: key, user: user)
+            return step.lockedPage(retryAfter: retryAfter, key: key, user: user, email: email)
         }
         guard let user else {
             _ = hasher.verify(password: password, against: decoyHash)
             step.record(.unknownUser, user: nil)
-            return step.passwordPage(error: "invalid_credentials").logging("sign-in failed: unknown email")
+            return step.passwordPage(error: "invalid_credentials", email: email).logging("sign-in failed: unknown email")
         }
         guard hasher.verify(password: password, against: user.passwordHash) else {
             try failed(.wrongPassword, user: user, step)
-            return step.passwordPage(error: "invalid_credentials").logging("sign-in failed: wrong password for user \(user.id)")
+            return step.passwordPage(error: "invalid_credentials", email: email)
+                .logging("sign-in failed: wrong password for user \(user.id)")
         }
         guard !user.disabled else {
             step.record(.disabled, user: user)
-            return step.passwordPage(error: "invalid_credentials").logging("sign-in failed: user \(user.id) is disabled")
+            return step.passwordPage(error: "invalid_credentials", email: email).logging("sign-in failed: user \(user.id) is disabled")
         }
         if try totp.isEnrolled(userID: user.id) {
             try throttle.passedFirstFactor(attempt)
@@ -303,6 +309,7 @@ public final class LoginResponder: Responder {
                                                          issuer: issuer)
             response.addCookie(SetCookie(name: SSOSessions.cookieName, value: secret, maxAge: services.settings.lifetimes.ssoSession))
             response.addCookie(.expired(name: PendingAuthorizations.cookieName, path: "/login"))
+            response.addCookie(InterstitialSignInMethod.cookie(after: amr))
             return response
         case .otherUserThanHinted(let request):
             var response = AuthorizationResponse.error(

@@ -1,28 +1,42 @@
 import IssuerStorage
 import SSOCore
 
-/// The two pages /logout shows itself, in the look of the static pages
+/// The pages /logout shows itself, in the look of the static pages
 /// (PageShell) and the request's language. Every dynamic value is
 /// HTML-escaped; there is no script (the issuer's CSP allows none inline).
 enum LogoutPages {
-    /// After a logout without a post-logout redirect.
-    static func signedOut(_ messages: Messages) -> Response {
-        page(title: "logout.signed_out", messages: messages, body: """
+    /// After a logout without a post-logout redirect; with `returnTo` (the
+    /// app's post-logout redirect URI, when a redirect cannot be used), a
+    /// link back to the app.
+    static func signedOut(_ messages: Messages, returnTo: String? = nil) -> Response {
+        let next = returnTo.map { """
+              <p class="lead">\(messages.html("logout.signed_out_return_lead"))</p>
+              <p><a class="button" id="return-to-app" href="\(ErrorPage.escape($0))">\(messages.html("logout.return_to_app"))</a></p>
+            """ } ?? "  <p class=\"lead\">\(messages.html("logout.signed_out_lead"))</p>"
+        return page(title: "logout.signed_out", messages: messages, body: """
               <p class="status status-ok" aria-hidden="true">✓</p>
               <h1>\(messages.html("logout.signed_out"))</h1>
-              <p class="lead">\(messages.html("logout.signed_out_lead"))</p>
+            \(next)
             """)
     }
 
     /// Asks before ending a session the request could not prove it speaks
-    /// for. The confirmation is a link, not a form: the issuer's CSP has
-    /// `form-action 'self'`, which browsers also apply to the redirect after
-    /// a form post, and that would block the return to a custom scheme.
-    static func confirm(link: String, _ messages: Messages) -> Response {
-        page(title: "logout.confirm_title", messages: messages, body: """
+    /// for: a form that posts `fields` (the request's own parameters and
+    /// the confirmation) back to /logout. It names the app that asked
+    /// (`app`: its display name), or none when nobody did (the user typed
+    /// /logout, with neither `client_id` nor `id_token_hint`).
+    static func confirm(fields: [(String, String)], app: String?, _ messages: Messages) -> Response {
+        let escape = ErrorPage.escape
+        let lead = app.map { messages.html("logout.confirm_lead_app", ["app": "<strong id=\"logout-app\">\(escape($0))</strong>"]) }
+            ?? messages.html("logout.confirm_lead")
+        let hidden = fields.map { "    <input type=\"hidden\" name=\"\(escape($0.0))\" value=\"\(escape($0.1))\">" }.joined(separator: "\n")
+        return page(title: "logout.confirm_title", messages: messages, body: """
               <h1>\(messages.html("logout.confirm_title"))</h1>
-              <p class="lead">\(messages.html("logout.confirm_lead"))</p>
-              <p><a class="button" id="confirm-logout" href="\(ErrorPage.escape(link))">\(messages.html("logout.confirm_button"))</a></p>
+              <p class="lead" id="logout-lead">\(lead)</p>
+              <form method="post" action="/logout" class="logout-confirm">
+            \(hidden)
+                <button type="submit" id="confirm-logout">\(messages.html("logout.confirm_button"))</button>
+              </form>
               <p>\(messages.html("logout.stay_signed_in"))</p>
             """)
     }

@@ -16,8 +16,10 @@ import SSOCore
 ///   live browser session is ended at once only when a valid hint names the
 ///   same user (or there is no browser session, so only the hint's own
 ///   session is at stake). Otherwise the user gets a confirmation page whose
-///   link carries an HMAC of the session cookie: a cross-site page cannot
-///   forge it, so it cannot sign anyone out by navigation alone.
+///   form posts back an HMAC of the session cookie: a cross-site page cannot
+///   forge it, and a GET never counts as the confirmation (a link would be
+///   followed by a prefetch or a mail scanner), so nothing signs anyone out
+///   by navigation alone.
 /// - The hint's `sid` session is ended only when it belongs to the hint's
 ///   `sub`; an expired ID token is accepted (§4).
 /// - An invalid request (bad hint, unknown client, unregistered redirect,
@@ -55,10 +57,12 @@ public final class LogoutResponder: Responder {
     func respond(to request: Request, logout: LogoutRequest, messages: Messages) throws -> Response {
         let cookieSecret = request.cookies[SSOSessions.cookieName]
         let browserSession = try cookieSecret.flatMap { try sessions.find(secret: $0) }
+        // The confirmation counts only as the confirmation page's POST.
+        let confirmation = request.method == "POST" ? logout.confirmation : nil
         if let browserSession, let cookieSecret,
-           try !mayEnd(browserSession, hint: logout.hint, confirmation: logout.confirmation, cookieSecret: cookieSecret) {
-            let link = "/logout?" + FormParser.encode(logout.parameters + [("confirm", Self.confirmation(for: cookieSecret))])
-            return LogoutPages.confirm(link: link, messages)
+           try !mayEnd(browserSession, hint: logout.hint, confirmation: confirmation, cookieSecret: cookieSecret) {
+            return LogoutPages.confirm(fields: logout.parameters + [("confirm", Self.confirmation(for: cookieSecret))],
+                                       app: logout.client?.shownName, messages)
         }
         // The browser's session and the hint's may be one (sids are ours: ASCII).
         let ending = Dictionary([browserSession, try session(namedBy: logout.hint)].compactMap { $0 }.map { ($0.sid, $0) },
@@ -68,7 +72,7 @@ public final class LogoutResponder: Responder {
             SecurityEvents.logout(user: try users.find(id: session.userID)?.email, client: logout.client?.clientID,
                                   ip: request.remoteAddress, sid: sid)
         }
-        var response = finish(logout, messages)
+        var response = finish(logout, messages, fromConfirmationPage: confirmation != nil)
         // Cleared whether or not it named a live session: a stale cookie is
         // worth nothing but is still the user's "signed in" marker.
         response.addCookie(.expired(name: SSOSessions.cookieName))
@@ -119,9 +123,18 @@ public final class LogoutResponder: Responder {
     /// post_logout_redirect_uri" and §2 state: "If state is included in the
     /// logout request, the OP passes this value back to the RP using the
     /// state parameter when redirecting the User Agent back to the RP."
-    func finish(_ logout: LogoutRequest, _ messages: Messages) -> Response {
+    ///
+    /// After the confirmation page's form, only a return to the issuer's
+    /// own origin can be a redirect: browsers apply the page's CSP
+    /// `form-action 'self'` to the redirects that follow a form's post too,
+    /// so they would block one to an app's custom scheme or another origin.
+    /// Those get the signed-out page with a link back instead.
+    func finish(_ logout: LogoutRequest, _ messages: Messages, fromConfirmationPage: Bool) -> Response {
         guard let redirectURI = logout.postLogoutRedirectURI else { return LogoutPages.signedOut(messages) }
-        guard let state = logout.state else { return .redirect(to: redirectURI) }
-        return .redirect(to: AuthorizationResponse.location(redirectURI: redirectURI, parameters: [("state", state)]))
+        let location = logout.state.map { AuthorizationResponse.location(redirectURI: redirectURI, parameters: [("state", $0)]) } ?? redirectURI
+        if fromConfirmationPage && !location.utf8.starts(with: (services.settings.issuer + "/").utf8) {
+            return LogoutPages.signedOut(messages, returnTo: location)
+        }
+        return .redirect(to: location)
     }
 }
