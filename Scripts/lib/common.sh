@@ -16,6 +16,8 @@ TEST_PACKAGES+=(prometheus)
 TEST_PACKAGES+=(zbar-tools)
 # IMPORT=PACKAGE where PyPI's name differs (PyJWT imports as jwt; PyPI's "jwt" is another library).
 PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis psycopg jwt=PyJWT)
+# pytest-xdist runs the end-to-end files side by side (Scripts/test).
+PYTHON_MODULES+=(xdist=pytest-xdist)
 
 # The responders: one executable each, one pool of processes each.
 ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect par ops)
@@ -121,7 +123,7 @@ load_settings() {
 }
 
 # Variables of Scripts/run's own (or secrets) that the responders never read.
-SCRIPT_ONLY_SETTINGS=" GATEHOUSE_HOME GATEHOUSE_DEMO_PASSWORD GATEHOUSE_WORKERS GATEHOUSE_SKIP_BUILD GATEHOUSE_BENCH GATEHOUSE_KEEP_E2E_HOMES "
+SCRIPT_ONLY_SETTINGS=" GATEHOUSE_HOME GATEHOUSE_DEMO_PASSWORD GATEHOUSE_WORKERS GATEHOUSE_SKIP_BUILD GATEHOUSE_BENCH GATEHOUSE_KEEP_E2E_HOMES GATEHOUSE_E2E_WORKERS "
 
 # The configuration file responders and ssoctl read (environment wins): the
 # base port and every GATEHOUSE_* setting this start was given, so a later
