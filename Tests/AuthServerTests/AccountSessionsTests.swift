@@ -91,7 +91,7 @@ final class AccountSessionsTests: NativeSSOTestCase {
     func post(_ path: String, cookie: String?, fields: [(String, String)] = [], csrf: String? = nil,
               headers: [String: String]? = nil, file: StaticString = #filePath, line: UInt = #line) -> Response {
         var pairs = fields
-        if let token = csrf ?? cookie.map(AccountRequestGuard.formToken(for:)) { pairs.insert(("csrf", token), at: 0) }
+        if let token = csrf ?? cookie.map(AccountFormToken.expected(for:)) { pairs.insert(("csrf", token), at: 0) }
         var allHeaders = headers ?? ["origin": harness.issuerOrigin, "sec-fetch-site": "same-origin"]
         if let cookie { allHeaders["cookie"] = H.cookieHeader([SSOSessions.cookieName: cookie])["cookie"] }
         var request = H.formRequest(path, RequestParameters(pairs), headers: allHeaders)
@@ -166,7 +166,7 @@ final class AccountSessionsTests: NativeSSOTestCase {
             XCTAssertFalse(page.contains(absent), absent)
         }
         XCTAssertTrue(page.contains("action=\"/account/sessions/end-all\""))
-        XCTAssertTrue(page.contains(AccountPage.tokenField(AccountRequestGuard.formToken(for: laptop.cookie))))
+        XCTAssertTrue(page.contains(AccountPage.tokenField(AccountFormToken.expected(for: laptop.cookie))))
 
         // From the phone, the phone is this browser.
         XCTAssertEqual(listedSIDs(accountPage(phone.cookie)), [phone.sid, laptop.sid])
@@ -351,7 +351,7 @@ final class AccountSessionsTests: NativeSSOTestCase {
         let laptop = try signIn()
         let phone = try signIn(userAgent: Self.iPhone)
         let bobs = try signIn(email: bob.email, password: Self.bobPassword, userAgent: "BobBrowser/1.0")
-        let token = AccountRequestGuard.formToken(for: laptop.cookie)
+        let token = AccountFormToken.expected(for: laptop.cookie)
         for path in AccountSessionsResponder.paths {
             for (what, headers) in [("cross-site", ["sec-fetch-site": "cross-site"]), ("same-site", ["sec-fetch-site": "same-site"]),
                                     ("foreign origin", ["origin": "https://evil.example"]),
@@ -362,8 +362,8 @@ final class AccountSessionsTests: NativeSSOTestCase {
                 }
             }
             for (what, csrf) in [("missing", ""), ("random", SecureRandom.token()), ("the cookie itself", laptop.cookie),
-                                 ("another session's", AccountRequestGuard.formToken(for: phone.cookie)),
-                                 ("another user's", AccountRequestGuard.formToken(for: bobs.cookie)), ("with a suffix", token + "A")] {
+                                 ("another session's", AccountFormToken.expected(for: phone.cookie)),
+                                 ("another user's", AccountFormToken.expected(for: bobs.cookie)), ("with a suffix", token + "A")] {
                 try assertDatabaseUnchangedWithDeviceSecrets("\(path) csrf \(what)") {
                     let response = post(path, cookie: laptop.cookie, fields: [("sid", phone.sid)], csrf: csrf)
                     XCTAssertEqual(response.status, 403, "\(path) csrf \(what)")

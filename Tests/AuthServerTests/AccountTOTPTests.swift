@@ -45,7 +45,7 @@ final class AccountTOTPTests: SignInTestCase {
 
     func post(_ path: String, cookie: String, fields: [(String, String)] = [], csrf: String? = nil, headers: [String: String]? = nil,
               address: String = "127.0.0.1", file: StaticString = #filePath, line: UInt = #line) -> Response {
-        let pairs = [("csrf", csrf ?? AccountRequestGuard.formToken(for: cookie))] + fields
+        let pairs = [("csrf", csrf ?? AccountFormToken.expected(for: cookie))] + fields
         var allHeaders = headers ?? ["origin": harness.issuerOrigin, "sec-fetch-site": "same-origin"]
         allHeaders["cookie"] = H.cookieHeader([SSOSessions.cookieName: cookie])["cookie"]
         var request = H.formRequest(path, RequestParameters(pairs), headers: allHeaders)
@@ -171,7 +171,7 @@ final class AccountTOTPTests: SignInTestCase {
         let cookie = try sessionCookie(for: bob)
         let setup = try start(cookie)
         clock.advance(AccountTOTPResponder.pendingLifetime)
-        let stillValid = try XCTUnwrap(responder.open(setup.pending, for: XCTUnwrap(AccountRequestGuard(services: harness.services).signedIn(
+        let stillValid = try XCTUnwrap(responder.open(setup.pending, for: XCTUnwrap(SignedInAccount(sessions: harness.services.sessions, users: harness.services.users).signedIn(
             H.formRequest("/", RequestParameters([]), headers: H.cookieHeader([SSOSessions.cookieName: cookie]))))))
         XCTAssertEqual(stillValid, setup.secret, "valid up to its expiry")
         clock.advance(1)
@@ -284,12 +284,12 @@ final class AccountTOTPTests: SignInTestCase {
                 XCTAssertEqual(post(AccountTOTPResponder.removePath, cookie: aliceCookie, fields: [("current", H.password)], headers: headers).status,
                                403, "\(headers)")
             }
-            for token in ["", "x", AccountRequestGuard.formToken(for: aliceCookie)] {
+            for token in ["", "x", AccountFormToken.expected(for: aliceCookie)] {
                 XCTAssertEqual(post(AccountTOTPResponder.startPath, cookie: bobCookie, csrf: token).status, 403)
                 XCTAssertEqual(post(AccountTOTPResponder.confirmPath, cookie: bobCookie, fields: [("pending", setup.pending), ("code", code)],
                                     csrf: token).status, 403)
                 XCTAssertEqual(post(AccountTOTPResponder.removePath, cookie: aliceCookie, fields: [("current", H.password)],
-                                    csrf: token == AccountRequestGuard.formToken(for: aliceCookie) ? "y" : token).status, 403)
+                                    csrf: token == AccountFormToken.expected(for: aliceCookie) ? "y" : token).status, 403)
             }
             let get = harness.run(responder, Request(method: "GET", path: AccountTOTPResponder.startPath,
                                                      headers: H.cookieHeader([SSOSessions.cookieName: bobCookie])))

@@ -254,7 +254,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
 
     func testTheTOTPSetupPageAndTheAccountErrorsAreInTheBrowsersLanguage() throws {
         let signIn = try harness.signIn()
-        let formToken = AccountRequestGuard.formToken(for: signIn.sessionSecret)
+        let formToken = AccountFormToken.expected(for: signIn.sessionSecret)
         let headers = ["cookie": "\(SSOSessions.cookieName)=\(signIn.sessionSecret)", "sec-fetch-site": "same-origin",
                        "origin": harness.issuerOrigin, "accept-language": "de"]
         let totp = AccountTOTPResponder(services: harness.services)

@@ -86,7 +86,7 @@ final class PasskeyCeremoniesTests: SignInTestCase {
     func accountPOST(_ path: String, cookie: String?, fields: [(String, String)] = [], csrf: String? = nil,
                      headers: [String: String]? = nil, file: StaticString = #filePath, line: UInt = #line) -> Response {
         var pairs = fields
-        if let token = csrf ?? cookie.map(AccountRequestGuard.formToken(for:)) { pairs.insert(("csrf", token), at: 0) }
+        if let token = csrf ?? cookie.map(AccountFormToken.expected(for:)) { pairs.insert(("csrf", token), at: 0) }
         var allHeaders = headers ?? ["origin": origin, "sec-fetch-site": "same-origin"]
         if let cookie { allHeaders["cookie"] = H.cookieHeader([SSOSessions.cookieName: cookie])["cookie"] }
         return harness.run(account, H.formRequest(path, RequestParameters(pairs), headers: allHeaders), file: file, line: line)
@@ -571,10 +571,10 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         // Through /login/passkey: a challenge of this pending request that was already used.
         let pending = try harness.startLogin()
         let challenge = try loginChallenge(pending)
-        let step = LoginResponder.LoginStep(cookieSecret: pending.cookieSecret, formToken: pending.formToken, address: "127.0.0.1",
+        let step = LoginStep(cookieSecret: pending.cookieSecret, formToken: pending.formToken, address: "127.0.0.1",
                                             clientID: "mobile-app-001")
         let used = try authenticator.assertion(challenge: challenge, rpID: issuerHost, origin: origin, signCount: 5, userHandle: handle)
-        XCTAssertEqual(try ceremonies.authenticate(used.response, binding: LoginResponder.passkeyBinding(step)).0.id, alice.id,
+        XCTAssertEqual(try ceremonies.authenticate(used.response, binding: PasskeySignIn.binding(step)).0.id, alice.id,
                        "the first use, by this pending request's binding")
         let again = try authenticator.assertion(challenge: challenge, rpID: issuerHost, origin: origin, signCount: 6, userHandle: handle)
         try assertRefused(pending, again, "the same challenge twice", because: "challenge: the challenge is unknown, used or expired")
@@ -706,7 +706,7 @@ final class PasskeyCeremoniesTests: SignInTestCase {
             XCTAssertEqual(page.header("Cache-Control"), "no-store", what)
             let challengesBefore = try issuer.count("webauthn_challenges")
             for path in [AccountResponder.optionsPath, AccountResponder.registerPath, AccountResponder.removePath] {
-                let response = accountPOST(path, cookie: cookie, fields: [("id", "AAAA")], csrf: cookie.map(AccountRequestGuard.formToken(for:)) ?? "x")
+                let response = accountPOST(path, cookie: cookie, fields: [("id", "AAAA")], csrf: cookie.map(AccountFormToken.expected(for:)) ?? "x")
                 assertJSONError(response, 401, "signed_out", "\(what) \(path)")
             }
             XCTAssertEqual(try issuer.count("webauthn_challenges"), challengesBefore, "\(what): no challenge issued")
@@ -721,7 +721,7 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         let page = accountGET(cookie: cookie)
         XCTAssertEqual(page.status, 200)
         XCTAssertTrue(page.bodyText.contains(alice.email))
-        XCTAssertTrue(page.bodyText.contains("data-csrf=\"\(AccountRequestGuard.formToken(for: cookie))\""))
+        XCTAssertTrue(page.bodyText.contains("data-csrf=\"\(AccountFormToken.expected(for: cookie))\""))
         XCTAssertTrue(page.bodyText.contains("id=\"no-passkeys\""))
     }
 
@@ -756,8 +756,8 @@ final class PasskeyCeremoniesTests: SignInTestCase {
         XCTAssertEqual(try registerViaAccount(mine, cookie: cookie, name: "mine").status, 200)
         let challengesBefore = try issuer.count("webauthn_challenges")
         let tokens: [(String, String)] = [
-            ("missing", ""), ("random", SecureRandom.token()), ("another session's", AccountRequestGuard.formToken(for: otherCookie)),
-            ("the cookie itself", cookie), ("with a suffix", AccountRequestGuard.formToken(for: cookie) + "A"),
+            ("missing", ""), ("random", SecureRandom.token()), ("another session's", AccountFormToken.expected(for: otherCookie)),
+            ("the cookie itself", cookie), ("with a suffix", AccountFormToken.expected(for: cookie) + "A"),
         ]
         for (what, token) in tokens {
             for path in [AccountResponder.optionsPath, AccountResponder.registerPath, AccountResponder.removePath] {

@@ -49,6 +49,13 @@ public final class IssuerServices {
     public private(set) lazy var idTokenHints = IDTokenHintVerifier(issuer: settings.issuer, keys: publishedKeys)
     public private(set) lazy var accessTokens = IssuerAccessTokenVerifier(issuer: settings.issuer, storage: storage, keys: publishedKeys,
                                                                            clients: clients, clock: clock)
+    public private(set) lazy var accountSelfService = AccountSelfService(storage: storage, throttle: loginThrottle, hasher: hasher,
+                                                                        clock: clock)
+    public private(set) lazy var accountCodeRedemption = AccountCodeRedemption(storage: storage, codes: codes)
+    public private(set) lazy var signInCompletion = SignInCompletion(
+        storage: storage, sessions: sessions, codes: codes, pending: pendingAuthorizations, marks: passwordMarks, throttle: loginThrottle,
+        validator: AuthorizationRequestValidator(clients: clients, hints: idTokenHints, apis: apis, issuer: settings.issuer),
+        lifetimes: settings.lifetimes, clock: clock)
     public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)
     public private(set) lazy var tokenLocator = PresentedTokenLocator(refreshTokens: refreshTokens, accessTokens: accessTokens)
 

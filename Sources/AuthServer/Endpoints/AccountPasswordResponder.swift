@@ -9,23 +9,27 @@ import SSOCore
 /// at /login does. The change ends every other sign-in of the account with
 /// its tokens and keeps this one. A plain form: the page says what happened.
 public final class AccountPasswordResponder: Responder {
-    let services: IssuerServices
-    let guardian: AccountRequestGuard
+    let accountChanges: AccountChanges
+    let selfService: AccountSelfService
 
     public static let path = "/account/password"
     public static let paths = [path]
 
+    public private(set) var endpoints: [Endpoint] = []
+    var table = RouteTable([])
+
     public init(services: IssuerServices) {
-        self.services = services
-        guardian = AccountRequestGuard(services: services)
+        let changes = AccountChangeEndpoints(services: services)
+        accountChanges = services.accountChanges
+        selfService = changes.selfService
+        endpoints = [changes.row(Self.path, change)]
+        table = RouteTable(endpoints)
     }
 
-    public func respond(to request: Request) throws -> Response {
-        let signedIn: AccountRequestGuard.SignedIn, form: FormParameters
-        switch try guardian.admitChange(request) {
-        case .failure(let refused): return refused.response
-        case .success(let admitted): (signedIn, form) = admitted
-        }
+    public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
+
+    func change(_ exchange: EndpointExchange) throws -> Response {
+        let form = exchange.parameters, signedIn = try exchange.signedIn(), address = exchange.request.remoteAddress
         guard let current = try form.singleAllowingControlCharacters("current"), let password = try form.singleAllowingControlCharacters("password"),
               let confirm = try form.singleAllowingControlCharacters("confirm"), current.utf8.count <= 1024 else {
             return AccountResponder.back("password_missing", "password change without current, new or confirmation")
@@ -35,21 +39,21 @@ public final class AccountPasswordResponder: Responder {
         }
         let user = signedIn.user
         let attempt: LoginAttempt
-        switch try guardian.checkCurrentPassword(current, of: user, address: request.remoteAddress) {
+        switch try selfService.checkCurrentPassword(current, of: user, address: address) {
         case .verified(let admitted): attempt = admitted
         case .locked(let detail): return AccountResponder.back("password_locked", "password change refused: \(detail)")
         case .wrong:
-            SecurityEvents.passwordChangeRefused(user: user.email, ip: request.remoteAddress, sid: signedIn.session.sid)
+            SecurityEvents.passwordChangeRefused(user: user.email, ip: address, sid: signedIn.session.sid)
             return AccountResponder.back("password_wrong", "password change refused: wrong current password for user \(user.id)")
         }
         do {
-            try services.accountChanges.changeOwnPassword(of: user, to: password, keepingSID: signedIn.session.sid)
+            try accountChanges.changeOwnPassword(of: user, to: password, keepingSID: signedIn.session.sid)
         } catch is ValidationError {
-            try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) }
+            try selfService.settle(attempt)
             return AccountResponder.back("password_weak", "the new password does not meet the rules")
         }
-        try services.storage.write { tx in try services.loginThrottle.succeeded(attempt, tx) }
-        SecurityEvents.passwordChanged(user: user.email, ip: request.remoteAddress, sid: signedIn.session.sid)
+        try selfService.settle(attempt)
+        SecurityEvents.passwordChanged(user: user.email, ip: address, sid: signedIn.session.sid)
         return AccountResponder.back("password_changed", "password changed by user \(user.id); other sign-ins ended")
     }
 

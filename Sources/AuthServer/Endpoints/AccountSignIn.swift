@@ -13,14 +13,15 @@ import SSOCore
 /// own, HttpOnly and scoped to the callback's path, so only the browser
 /// that started a sign-in can finish it.
 struct AccountSignIn {
-    let services: IssuerServices
-    let guardian: AccountRequestGuard
+    let issuer: String
+    let redemption: AccountCodeRedemption
+    let whoIsAsking: SignedInAccount
+    let catalogue: MessageCatalogue
 
     static let cookieName = "gh_account"
     /// As long as the sign-in it waits for may take (PendingAuthorizations).
     static let cookieLifetime = PendingAuthorizations.lifetime
 
-    var issuer: String { services.settings.issuer }
     var redirectURI: String { AccountClient.redirectURI(issuer: issuer) }
 
     /// RFC 6749 §4.1.1 with RFC 7636 §4.3 (S256) and §10.12's `state`
@@ -42,13 +43,14 @@ struct AccountSignIn {
     /// `GET /account/callback`: to `/account` once the code is redeemed by
     /// this browser for its own live session; otherwise the signed-out
     /// page saying so, with a link to start again. The cookie goes either way.
-    func finish(_ request: Request, messages: Messages) throws -> Response {
+    func finish(_ exchange: EndpointExchange) throws -> Response {
         var response: Response
         do {
-            try redeem(request)
+            try redeem(exchange.request)
             response = Response.redirect(to: AccountResponder.pagePath).logging("account page sign-in finished")
         } catch let failure as AccountSignInFailure {
-            response = AccountPage.signInFailed(messages).logging("account page sign-in refused: \(failure.detail)")
+            response = AccountPage.signInFailed(catalogue.messages(for: exchange.request))
+                .logging("account page sign-in refused: \(failure.detail)")
         }
         response.addCookie(.expired(name: Self.cookieName, path: AccountClient.callbackPath))
         return response
@@ -81,22 +83,15 @@ struct AccountSignIn {
         guard let code = try? parameters.single("code"), code.utf8.count <= 128, PKCE.isValidVerifier(verifier) else {
             throw AccountSignInFailure(detail: "no code, or a malformed verifier")
         }
-        // RFC 7636 §4.6, inside the atomic redemption with the client and
-        // redirect URI. Nothing is issued, so what a replay would revoke
-        // names nothing.
-        let issuing = CodeIssue(familyID: SecureRandom.token(byteCount: 16), jti: SecureRandom.token(byteCount: 16))
         let record: AuthorizationCodeGrantRecord
         do {
-            record = try services.storage.write { tx in
-                try services.codes.redeem(code: code, clientID: AccountClient.id, redirectURI: redirectURI,
-                                          challengeFromVerifier: PKCE.s256Challenge(verifier: verifier), issuing: issuing, tx)
-            }
+            record = try redemption.redeem(code: code, verifier: verifier, redirectURI: redirectURI)
         } catch let failure as CodeRedemptionFailure {
             throw AccountSignInFailure(detail: "code not redeemed: \(failure)")
         }
         // The code is for a session; the page shows the browser's own. They
         // must be one, and live.
-        guard let signedIn = try guardian.signedIn(request), signedIn.session.sid.bytesEqual(record.sid) else {
+        guard let signedIn = try whoIsAsking.signedIn(request), signedIn.session.sid.bytesEqual(record.sid) else {
             throw AccountSignInFailure(detail: "the code's session is not this browser's live session")
         }
     }

@@ -21,8 +21,8 @@ import SSOCore
 /// in cannot swap the second factor for one of its own either.
 public final class AccountTOTPResponder: Responder {
     let services: IssuerServices
-    let guardian: AccountRequestGuard
-    typealias SignedIn = AccountRequestGuard.SignedIn
+    let changes: AccountChangeEndpoints
+    typealias SignedIn = SignedInAccount.Value
 
     public static let startPath = "/account/totp/start"
     public static let confirmPath = "/account/totp/confirm"
@@ -32,36 +32,30 @@ public final class AccountTOTPResponder: Responder {
     /// How long a started setup may wait for its first code.
     static let pendingLifetime: Int64 = 600
 
+    public private(set) var endpoints: [Endpoint] = []
+    var table = RouteTable([])
+
     public init(services: IssuerServices) {
         self.services = services
-        guardian = AccountRequestGuard(services: services)
+        changes = AccountChangeEndpoints(services: services)
+        endpoints = [changes.row(Self.startPath, start), changes.row(Self.confirmPath, confirm), changes.row(Self.removePath, remove)]
+        table = RouteTable(endpoints)
     }
 
-    public func respond(to request: Request) throws -> Response {
-        let signedIn: SignedIn, form: FormParameters
-        switch try guardian.admitChange(request) {
-        case .failure(let refused): return refused.response
-        case .success(let admitted): (signedIn, form) = admitted
-        }
-        // The setup page's language: the browser's (Accept-Language).
-        let messages = services.messages.messages(for: request)
-        switch request.path {
-        case Self.startPath: return try start(form, signedIn, address: request.remoteAddress, messages: messages)
-        case Self.confirmPath: return try confirm(form, signedIn, address: request.remoteAddress, messages: messages)
-        case Self.removePath: return try remove(form, signedIn, address: request.remoteAddress)
-        default: return .plainError(404, "not_found")
-        }
-    }
+    public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
+
+    /// The setup page's language: the browser's (Accept-Language).
+    func messages(_ exchange: EndpointExchange) -> Messages { services.messages.messages(for: exchange.request) }
 
     /// Setting up takes the current password, as removing does: a code
     /// from the attacker's own app would otherwise lock the owner out of a
     /// password sign-in, from a browser left signed in or a stolen cookie.
-    func start(_ form: FormParameters, _ signedIn: SignedIn, address: String, messages: Messages) throws -> Response {
-        let user = signedIn.user
+    func start(_ exchange: EndpointExchange) throws -> Response {
+        let signedIn = try exchange.signedIn(), user = signedIn.user, messages = messages(exchange)
         if try services.totp.isEnrolled(userID: user.id) {
             return AccountResponder.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled")
         }
-        switch try guardian.confirmCurrentPassword(form, of: user, address: address) {
+        switch try changes.confirmCurrentPassword(exchange.parameters, of: user, address: exchange.request.remoteAddress) {
         case nil: return AccountResponder.back("password_missing", "TOTP setup without the current password")
         case .verified?: break
         case .locked(let detail)?: return AccountResponder.back("password_locked", "TOTP setup refused: \(detail)")
@@ -74,8 +68,8 @@ public final class AccountTOTPResponder: Responder {
             .logging("TOTP setup started for user \(user.id)")
     }
 
-    func confirm(_ form: FormParameters, _ signedIn: SignedIn, address: String, messages: Messages) throws -> Response {
-        let user = signedIn.user
+    func confirm(_ exchange: EndpointExchange) throws -> Response {
+        let form = exchange.parameters, signedIn = try exchange.signedIn(), user = signedIn.user, messages = messages(exchange)
         guard let pending = try? form.single("pending"), let secret = try open(pending, for: signedIn) else {
             return AccountResponder.back("totp_expired",
                                          "TOTP confirmation refused: pending setup missing, altered, expired or not this session's (user \(user.id))")
@@ -90,25 +84,22 @@ public final class AccountTOTPResponder: Responder {
                 .logging("TOTP confirmation refused: wrong code for user \(user.id)")
         }
         try services.totp.enrol(userID: user.id, secret: secret, usedStep: step)
-        SecurityEvents.totpEnrolled(user: user.email, ip: address, sid: signedIn.session.sid)
+        SecurityEvents.totpEnrolled(user: user.email, ip: exchange.request.remoteAddress, sid: signedIn.session.sid)
         return AccountResponder.back("totp_on", "TOTP enrolled by user \(user.id)")
     }
 
-    func remove(_ form: FormParameters, _ signedIn: SignedIn, address: String) throws -> Response {
-        let user = signedIn.user
+    func remove(_ exchange: EndpointExchange) throws -> Response {
+        let form = exchange.parameters, signedIn = try exchange.signedIn(), user = signedIn.user, address = exchange.request.remoteAddress
         guard let current = try form.singleAllowingControlCharacters("current"), current.utf8.count <= 1024 else {
             return AccountResponder.back("password_missing", "TOTP removal without the current password")
         }
         let attempt: LoginAttempt
-        switch try guardian.checkCurrentPassword(current, of: user, address: address) {
+        switch try changes.selfService.checkCurrentPassword(current, of: user, address: address) {
         case .verified(let admitted): attempt = admitted
         case .locked(let detail): return AccountResponder.back("password_locked", "TOTP removal refused: \(detail)")
         case .wrong: return AccountResponder.back("totp_password_wrong", "TOTP removal refused: wrong current password for user \(user.id)")
         }
-        let removed = try services.storage.write { tx in
-            try services.loginThrottle.succeeded(attempt, tx)
-            return try tx.totp.remove(userID: user.id)
-        }
+        let removed = try changes.selfService.removeTOTP(userID: user.id, settling: attempt)
         guard removed else { return AccountResponder.back("totp_off", "TOTP removal: user \(user.id) had no enrolment") }
         SecurityEvents.totpRemoved(user: user.email, ip: address, sid: signedIn.session.sid)
         return AccountResponder.back("totp_off", "TOTP removed by user \(user.id)")

@@ -13,17 +13,26 @@ public enum AuthorizationResponse {
 
     /// RFC 9207 §2: every response, success or error, carries `iss`.
     public static func success(redirectURI: String, code: String, state: String?, issuer: String) -> Response {
-        var parameters = [("code", code)]
-        if let state { parameters.append(("state", state)) }
-        parameters.append(("iss", issuer))
-        return .redirect(to: location(redirectURI: redirectURI, parameters: parameters))
+        .redirect(to: successLocation(redirectURI: redirectURI, code: code, state: state, issuer: issuer))
     }
 
     public static func error(redirectURI: String, error: OAuthError, state: String?, issuer: String) -> Response {
+        .redirect(to: errorLocation(redirectURI: redirectURI, error: error, state: state, issuer: issuer))
+    }
+
+    /// Where `success` sends the browser (a page's script follows it itself).
+    static func successLocation(redirectURI: String, code: String, state: String?, issuer: String) -> String {
+        var parameters = [("code", code)]
+        if let state { parameters.append(("state", state)) }
+        parameters.append(("iss", issuer))
+        return location(redirectURI: redirectURI, parameters: parameters)
+    }
+
+    static func errorLocation(redirectURI: String, error: OAuthError, state: String?, issuer: String) -> String {
         var parameters = [("error", error.code.rawValue), ("error_description", error.description)]
         if let state { parameters.append(("state", state)) }
         parameters.append(("iss", issuer))
-        return .redirect(to: location(redirectURI: redirectURI, parameters: parameters))
+        return location(redirectURI: redirectURI, parameters: parameters)
     }
 }
 

@@ -1,0 +1,53 @@
+import IssuerStorage
+import SSOCore
+
+/// A sign-in form's post continues one pending authorization request, and
+/// only in the browser that started it: the `gh_login` cookie (SameSite
+/// Strict, set by /authorize) names a live pending request, and the form's
+/// `req` is that request's form token (its hash compared in constant
+/// time), so neither a form copied from another browser nor a cookie alone
+/// is enough. After SameOriginBrowser, which refuses cross-site posts
+/// before the body is read.
+public struct PendingSignIn: EndpointGuard {
+    let pending: PendingAuthorizations
+    let catalogue: MessageCatalogue
+
+    public init(pending: PendingAuthorizations, catalogue: MessageCatalogue) {
+        self.pending = pending
+        self.catalogue = catalogue
+    }
+
+    public var readsInput: Bool { true }
+
+    public typealias Value = LoginStep
+
+    public func check(_ exchange: inout EndpointExchange) throws {
+        let request = exchange.request, form = exchange.parameters
+        let language = pageLanguage(form)
+        let messages = language.map(catalogue.messages) ?? catalogue.messages(for: request)
+        guard let cookieSecret = request.cookies[PendingAuthorizations.cookieName],
+              let waiting = try pending.find(cookieSecret: cookieSecret) else { throw Refusal.expired(language: language) }
+        guard let formToken = try? form.single("req"), ConstantTime.equals(SecretHash.of(formToken), waiting.formTokenHash) else {
+            throw Refusal.foreignForm(messages)
+        }
+        exchange.pendingSignIn = LoginStep(cookieSecret: cookieSecret, formToken: formToken, address: request.remoteAddress,
+                                           clientID: waiting.request.clientID, userAgent: request.header("user-agent"),
+                                           language: language, messages: messages)
+    }
+
+    /// The sign-in pages post their own language (a hidden `lang`), so the
+    /// next page, or an error page, stays in it. Only a language there are
+    /// pages in counts; anything else is ignored (then Accept-Language).
+    func pageLanguage(_ form: FormParameters) -> String? {
+        guard let given = (try? form.single("lang")) ?? nil, let tag = LanguagePreferences.normalisedTag(given),
+              catalogue.available.contains(tag) else { return nil }
+        return tag
+    }
+
+    enum Refusal: Error {
+        /// No live pending request behind the cookie: the sign-in starts over.
+        case expired(language: String?)
+        /// The form's `req` is not the pending request's.
+        case foreignForm(Messages)
+    }
+}
