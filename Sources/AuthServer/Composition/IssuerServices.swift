@@ -52,6 +52,11 @@ public final class IssuerServices {
     public private(set) lazy var accountSelfService = AccountSelfService(storage: storage, throttle: loginThrottle, hasher: hasher,
                                                                         clock: clock)
     public private(set) lazy var accountCodeRedemption = AccountCodeRedemption(storage: storage, codes: codes)
+    public private(set) lazy var tokenRevocation = TokenRevocation(storage: storage, accessTokenLifetime: settings.lifetimes.accessToken,
+                                                                  clock: clock)
+    public private(set) lazy var silentSignIn = SilentSignIn(storage: storage, codes: codes,
+                                                            codeLifetime: settings.lifetimes.authorizationCode)
+    public private(set) lazy var signOut = SignOut(storage: storage, clock: clock)
     public private(set) lazy var signInCompletion = SignInCompletion(
         storage: storage, sessions: sessions, codes: codes, pending: pendingAuthorizations, marks: passwordMarks, throttle: loginThrottle,
         validator: AuthorizationRequestValidator(clients: clients, hints: idTokenHints, apis: apis, issuer: settings.issuer),

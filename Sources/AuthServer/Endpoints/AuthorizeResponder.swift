@@ -2,42 +2,56 @@ import IssuerStorage
 import SSOCore
 
 /// `GET|POST /authorize` (RFC 6749 §4.1.1, OIDC Core §3.1.2).
-public final class AuthorizeResponder: Responder {
+public final class AuthorizeResponder: EndpointGroup {
+    public static let path = "/authorize"
+    let served: SingleEndpoint
+
+    public init(services: IssuerServices) {
+        let authorization = Authorization(services: services)
+        // OIDC Core §3.1.2.1: "Authorization Servers MUST support the use of
+        // the HTTP GET and POST methods."
+        served = SingleEndpoint(Endpoint(Self.path, .getAndPost, input: .formOrQuery,
+                                         errors: AuthorizationPageErrors(catalogue: services.messages), cache: .noStore,
+                                         handler: authorization.answer))
+    }
+
+    public var endpoints: [Endpoint] { [served.endpoint] }
+    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
+
+    /// OIDC Core §3.1.2.1 ui_locales: "End-User's preferred languages and
+    /// scripts for the user interface, represented as a space-separated
+    /// list of BCP47 [RFC5646] language tag values, ordered by preference."
+    /// A hint: unreadable (repeated, a control character) is no preference.
+    static func uiLocales(_ parameters: FormParameters) -> String? {
+        (try? parameters.single("ui_locales")) ?? nil
+    }
+}
+
+/// The authorization endpoint's handler: the request validated (or taken
+/// from PAR), then a code for a live sign-in, `login_required`, or the
+/// sign-in page.
+struct Authorization {
     let services: IssuerServices
     let validator: AuthorizationRequestValidator
     var issuer: String { services.settings.issuer }
 
-    public init(services: IssuerServices) {
+    init(services: IssuerServices) {
         self.services = services
         validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints, apis: services.apis,
                                                   issuer: services.settings.issuer,
                                                   requirePushedRequests: services.settings.requirePushedAuthorizationRequests)
     }
 
-    public func respond(to request: Request) throws -> Response {
-        // OIDC Core §3.1.2.1: "Authorization Servers MUST support the use of
-        // the HTTP GET and POST methods."
-        let parameters: FormParameters
-        do {
-            switch request.method {
-            case "GET": parameters = try request.queryParameters()
-            case "POST": parameters = try request.formParameters()
-            default: return .methodNotAllowed(allowed: ["GET", "POST"])
-            }
-        } catch let error as FormError {
-            return ErrorPage.render(title: "error.signin_title", message: PageText("error.signin_malformed", ["reason": error.code.rawValue]),
-                                    messages: services.messages.messages(for: request),
-                                    status: error.code == .unsupportedMediaType ? 415 : 400, detail: error.description,
-                                    integrator: IntegratorErrorDetails(code: .invalidRequest, parameter: nil, request: request))
-        }
+    func answer(_ exchange: EndpointExchange) throws -> Response {
+        let request = exchange.request, parameters = exchange.parameters
 
         let authorization: AuthorizationRequest
-        var uiLocales = Self.uiLocales(parameters)
+        var uiLocales = AuthorizeResponder.uiLocales(parameters)
         do {
             // RFC 9126 §4: with a request_uri, the pushed parameters are the
             // request; the query's other parameters are ignored.
             if let pushed = try services.pushedAuthorizations.parameters(for: parameters, validator: validator) {
-                uiLocales = Self.uiLocales(pushed)
+                uiLocales = AuthorizeResponder.uiLocales(pushed)
                 authorization = try validator.validate(pushed, source: .pushed)
             } else {
                 authorization = try validator.validate(parameters)
@@ -54,9 +68,7 @@ public final class AuthorizeResponder: Responder {
         let session = try request.cookies[SSOSessions.cookieName].flatMap { try services.sessions.find(secret: $0) }
         let hintedUserSignedIn = try isHintedUser(authorization, session: session)
         if let session, hintedUserSignedIn, !needsAuthentication(authorization, session: session) {
-            let code = try services.storage.write {
-                try services.codes.issue(codeRecord(authorization, session: session), lifetime: services.settings.lifetimes.authorizationCode, $0)
-            }
+            let code = try services.silentSignIn.issueCode(for: authorization, session: session)
             return AuthorizationResponse.success(redirectURI: authorization.redirectURI, code: code, state: authorization.state,
                                                  issuer: issuer)
         }
@@ -86,14 +98,6 @@ public final class AuthorizeResponder: Responder {
         return response
     }
 
-    /// OIDC Core §3.1.2.1 ui_locales: "End-User's preferred languages and
-    /// scripts for the user interface, represented as a space-separated
-    /// list of BCP47 [RFC5646] language tag values, ordered by preference."
-    /// A hint: unreadable (repeated, a control character) is no preference.
-    static func uiLocales(_ parameters: FormParameters) -> String? {
-        (try? parameters.single("ui_locales")) ?? nil
-    }
-
     /// prompt=login always asks; so does select_account (OIDC Core §3.1.2.1:
     /// "prompt the End-User to select a user account"; the sign-in page is
     /// where the user picks one, by signing in with it); max_age asks when
@@ -112,9 +116,5 @@ public final class AuthorizeResponder: Responder {
         guard let expected = request.expectedSubject else { return true }
         guard let session, let user = try services.users.find(id: session.userID) else { return false }
         return user.subject.bytesEqual(expected)
-    }
-
-    func codeRecord(_ request: AuthorizationRequest, session: SSOSession) -> AuthorizationCodeGrantRecord {
-        AuthorizationCodeGrantRecord(request: request, sid: session.sid, userID: session.userID, authTime: session.authTime, amr: session.amr)
     }
 }

@@ -8,17 +8,20 @@ import SSOCore
 /// (`internal`), so it tells the outside nothing. An unknown or malformed
 /// id answers an empty body: the page then shows its text without a name,
 /// never a name taken from the URL.
-public final class ClientNameResponder: Responder {
+public final class ClientNameResponder: EndpointGroup {
     public static let path = "/login/app-name"
-    let clients: ClientRegistry
+    let served: SingleEndpoint
 
-    public init(services: IssuerServices) { clients = services.clients }
-
-    public func respond(to request: Request) throws -> Response {
-        guard request.method == "GET" else { return .methodNotAllowed(allowed: ["GET"]) }
-        let clientID = (try? request.queryParameters().single("client_id")) ?? nil
-        let name = try clientID.flatMap { try clients.find(clientID: $0) }?.shownName ?? ""
-        return Response(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
-                        body: Array(name.utf8))
+    public init(services: IssuerServices) {
+        let clients = services.clients
+        // nginx's SSI subrequest is a GET; nothing else asks.
+        served = SingleEndpoint(Endpoint(Self.path, .get, cache: .noStore) { exchange in
+            let clientID = (try? exchange.request.queryParameters().single("client_id")) ?? nil
+            let name = try clientID.flatMap { try clients.find(clientID: $0) }?.shownName ?? ""
+            return Response(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array(name.utf8))
+        })
     }
+
+    public var endpoints: [Endpoint] { [served.endpoint] }
+    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 }

@@ -86,14 +86,29 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
 /// server supports"). It is encoded once and again only when the storage's
 /// change marker moves; while the database is out of reach the last
 /// document keeps being served (discovery must answer during an outage).
-public final class DiscoveryResponder: Responder {
+public final class DiscoveryResponder: EndpointGroup {
+    public static let path = "/.well-known/openid-configuration"
+    let served: SingleEndpoint
+
+    /// `apis` nil: the standard scopes only (a document without storage).
+    public init(document: DiscoveryDocument, apis: APIRegistry?) throws {
+        let published = try PublishedDiscoveryDocument(document: document, apis: apis)
+        served = SingleEndpoint(Endpoint(Self.path, .read, cache: .asAnswered, handler: published.respond))
+    }
+
+    public var endpoints: [Endpoint] { [served.endpoint] }
+    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
+}
+
+/// The discovery document as served, encoded again when the registered
+/// scopes change.
+final class PublishedDiscoveryDocument {
     let document: DiscoveryDocument
     let apis: APIRegistry?
     private var response: Response
     private var scopes: [String]
 
-    /// `apis` nil: the standard scopes only (a document without storage).
-    public init(document: DiscoveryDocument, apis: APIRegistry?) throws {
+    init(document: DiscoveryDocument, apis: APIRegistry?) throws {
         self.document = document
         self.apis = apis
         scopes = document.scopes_supported
@@ -119,8 +134,7 @@ public final class DiscoveryResponder: Responder {
         return changed
     }
 
-    public func respond(to request: Request) throws -> Response {
-        guard request.method == "GET" || request.method == "HEAD" else { return .methodNotAllowed(allowed: ["GET", "HEAD"]) }
+    func respond(_ exchange: EndpointExchange) throws -> Response {
         refresh()
         return response
     }

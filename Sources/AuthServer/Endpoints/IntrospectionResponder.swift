@@ -19,13 +19,29 @@ import SSOCore
 ///   revoked, and its session and account must still be live.
 /// - A rotated (spent) refresh token is inactive, even while the rotation
 ///   grace window would still answer a retry with the same successor.
-public final class IntrospectionResponder: Responder {
-    let services: IssuerServices
-    var issuer: String { services.settings.issuer }
+public final class IntrospectionResponder: EndpointGroup {
+    public static let path = "/introspect"
+    let served: SingleEndpoint
 
     public init(services: IssuerServices) {
-        self.services = services
+        let introspection = Introspection(services: services)
+        // RFC 7662 §2.1: "The protected resource calls the introspection
+        // endpoint using an HTTP POST request"; the caller is authenticated
+        // from the header alone before the body is read
+        // (ClientAuthentication.Mode.confidentialFromHeader).
+        served = SingleEndpoint(Endpoint(Self.path, .post, input: .form,
+                                         guards: [ClientAuthentication(services.clientAuthenticator, .confidentialFromHeader)],
+                                         errors: OAuthErrors(), cache: .credentials, handler: introspection.answer))
     }
+
+    public var endpoints: [Endpoint] { [served.endpoint] }
+    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
+}
+
+/// The introspection endpoint's handler.
+struct Introspection {
+    let services: IssuerServices
+    var issuer: String { services.settings.issuer }
 
     /// RFC 7662 §2.2. Every member but `active` is omitted when nil, so an
     /// inactive token is exactly `{"active":false}`.
@@ -53,31 +69,18 @@ public final class IntrospectionResponder: Responder {
         static let inactive = Body(active: false)
     }
 
-    public func respond(to request: Request) throws -> Response {
-        // RFC 7662 §2.1: "The protected resource calls the introspection
-        // endpoint using an HTTP POST request".
-        guard request.method == "POST" else { return .methodNotAllowed(allowed: ["POST"]) }
-        // RFC 7662 §2.1: "the endpoint MUST also require some form of
-        // authorization": the caller is authenticated first, from the header
-        // alone, so an unauthenticated request learns nothing about its body
-        // (not even whether it parses) and gets 401 invalid_client.
-        _ = try services.clientAuthenticator.authenticateConfidential(request)
-        do {
-            let form = try request.formParameters()
-            // RFC 6749 §2.3: "The client MUST NOT use more than one
-            // authentication method in each request."
-            if try form.single("client_secret") != nil {
-                throw OAuthError.invalidRequest("client_secret_post is not supported; use HTTP Basic only")
-            }
-            // RFC 7662 §2.1: token REQUIRED.
-            guard let token = try form.single("token") else { throw OAuthError.invalidRequest("token is required") }
-            let body = try introspect(token, hint: try form.single("token_type_hint"))
-            // RFC 7662 §4: responses carry token state and personal data;
-            // nothing may cache them.
-            return try .json(body, headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
-        } catch let error as FormError {
-            throw error.code == .tooLarge ? error : error.asOAuthError
+    func answer(_ exchange: EndpointExchange) throws -> Response {
+        let form = exchange.parameters
+        // RFC 6749 §2.3: "The client MUST NOT use more than one
+        // authentication method in each request."
+        if try form.single("client_secret") != nil {
+            throw OAuthError.invalidRequest("client_secret_post is not supported; use HTTP Basic only")
         }
+        // RFC 7662 §2.1: token REQUIRED.
+        guard let token = try form.single("token") else { throw OAuthError.invalidRequest("token is required") }
+        // RFC 7662 §4: responses carry token state and personal data;
+        // nothing may cache them (CachePolicy.credentials).
+        return try .json(try introspect(token, hint: try form.single("token_type_hint")))
     }
 
     func introspect(_ token: String, hint: String?) throws -> Body {

@@ -7,22 +7,36 @@ import SSOCore
 /// have committed since (IssuerStorage.changeMarker), or every 10 s at most,
 /// because superseded keys leave the set as time passes. `ssoctl keys
 /// rotate` shows up at once while a steady state costs one marker read.
-public final class JWKSResponder: Responder {
+public final class JWKSResponder: EndpointGroup {
+    public static let path = "/.well-known/jwks.json"
+    let served: SingleEndpoint
+
+    public init(keys: SigningKeys) {
+        let document = PublishedJWKS(keys: keys)
+        served = SingleEndpoint(Endpoint(Self.path, .read, cache: .asAnswered, handler: document.respond))
+    }
+
+    public var endpoints: [Endpoint] { [served.endpoint] }
+    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
+}
+
+/// The JWKS as last served, and when to read it again.
+final class PublishedJWKS {
     let keys: SigningKeys
     private var cachedVersion: Int64?
     private var builtAt: Int64 = 0
     private var cachedKIDs: [String] = []
     private var cachedResponse = Response(status: 500)
 
-    public init(keys: SigningKeys) {
+    init(keys: SigningKeys) {
         self.keys = keys
         // Read the keys at start, so a worker that has not answered yet
         // still has them to serve if the database goes away (below).
         _ = try? freshResponse()
     }
 
-    public func respond(to request: Request) throws -> Response {
-        guard request.method == "GET" || request.method == "HEAD" else { return .methodNotAllowed(allowed: ["GET", "HEAD"]) }
+    func respond(_ exchange: EndpointExchange) throws -> Response {
+        let request = exchange.request
         let response = try currentResponse()
         if let tag = response.header("ETag"), request.header("if-none-match") == tag {
             return Response(status: 304, headers: response.headers.filter { $0.name != "Content-Type" })

@@ -24,50 +24,69 @@ import SSOCore
 ///   `sub`; an expired ID token is accepted (§4).
 /// - An invalid request (bad hint, unknown client, unregistered redirect,
 ///   bad state) shows an error page and changes nothing (§4: no redirect).
-public final class LogoutResponder: Responder {
+public final class LogoutResponder: EndpointGroup {
+    public static let path = "/logout"
+    let served: SingleEndpoint
+
+    public init(services: IssuerServices) {
+        let logout = Logout(services: services)
+        // RP-Initiated Logout §2: "The OP MUST support the use of the HTTP GET
+        // and POST methods at the Logout Endpoint."
+        served = SingleEndpoint(Endpoint(Self.path, .getAndPost, input: .formOrQuery,
+                                         errors: LogoutPageErrors(catalogue: services.messages), cache: .noStore, handler: logout.answer))
+    }
+
+    public var endpoints: [Endpoint] { [served.endpoint] }
+    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
+
+    /// A value only this browser's cookie can produce, and that reveals
+    /// nothing about the cookie (HMAC keyed with the cookie secret).
+    static func confirmation(for cookieSecret: String) -> String {
+        Base64URL.encode(HMACSHA256.authenticate(Array("gatehouse logout confirmation".utf8), key: Array(cookieSecret.utf8)))
+    }
+}
+
+/// The logout endpoint's handler.
+struct Logout {
     let services: IssuerServices
     let validator: LogoutRequestValidator
     var sessions: SSOSessions { services.sessions }
     var users: UserAccounts { services.users }
 
-    public init(services: IssuerServices) {
+    init(services: IssuerServices) {
         self.services = services
         validator = LogoutRequestValidator(clients: services.clients, hints: services.idTokenHints)
     }
 
-    public func respond(to request: Request) throws -> Response {
-        // RP-Initiated Logout §2: "The OP MUST support the use of the HTTP GET
-        // and POST methods at the Logout Endpoint."
-        guard request.method == "GET" || request.method == "POST" else { return .methodNotAllowed(allowed: ["GET", "POST"]) }
+    func answer(_ exchange: EndpointExchange) throws -> Response {
+        let request = exchange.request, parameters = exchange.parameters
         // The pages' language: §2 ui_locales ("End-User's preferred languages
         // and scripts for the user interface"), then Accept-Language.
-        var messages = services.messages.messages(for: request)
+        let messages = services.messages.messages(for: request, uiLocales: (try? parameters.single("ui_locales")) ?? nil)
         // Anything invalid is a LogoutRequestFailure: an error page, no
         // redirect, nothing changed.
         do {
-            let parameters = try parameters(of: request)
-            messages = services.messages.messages(for: request, uiLocales: (try? parameters.single("ui_locales")) ?? nil)
-            return try respond(to: request, logout: try validator.validate(parameters), messages: messages)
+            return try respond(to: request, logout: try validator.validate(parameters), posted: exchange.parametersFromBody, messages: messages)
         } catch let failure as LogoutRequestFailure {
             return failure.response(messages)
         }
     }
 
     /// A valid request: end what it may end, or ask first.
-    func respond(to request: Request, logout: LogoutRequest, messages: Messages) throws -> Response {
+    func respond(to request: Request, logout: LogoutRequest, posted: Bool, messages: Messages) throws -> Response {
         let cookieSecret = request.cookies[SSOSessions.cookieName]
         let browserSession = try cookieSecret.flatMap { try sessions.find(secret: $0) }
         // The confirmation counts only as the confirmation page's POST.
-        let confirmation = request.method == "POST" ? logout.confirmation : nil
+        let confirmation = posted ? logout.confirmation : nil
         if let browserSession, let cookieSecret,
            try !mayEnd(browserSession, hint: logout.hint, confirmation: confirmation, cookieSecret: cookieSecret) {
-            return LogoutPages.confirm(fields: logout.parameters + [("confirm", Self.confirmation(for: cookieSecret))],
+            return LogoutPages.confirm(fields: logout.parameters + [("confirm", LogoutResponder.confirmation(for: cookieSecret))],
                                        app: logout.client?.shownName, messages)
         }
         // The browser's session and the hint's may be one (sids are ours: ASCII).
         let ending = Dictionary([browserSession, try session(namedBy: logout.hint)].compactMap { $0 }.map { ($0.sid, $0) },
                                 uniquingKeysWith: { first, _ in first })
-        try end(Set(ending.keys))
+        try services.signOut.end(Set(ending.keys))
         for (sid, session) in ending.sorted(by: { $0.key < $1.key }) {
             SecurityEvents.logout(user: try users.find(id: session.userID)?.email, client: logout.client?.clientID,
                                   ip: request.remoteAddress, sid: sid)
@@ -77,24 +96,6 @@ public final class LogoutResponder: Responder {
         // worth nothing but is still the user's "signed in" marker.
         response.addCookie(.expired(name: SSOSessions.cookieName))
         return response
-    }
-
-    func parameters(of request: Request) throws -> FormParameters {
-        do {
-            return request.method == "POST" ? try request.formParameters() : try request.queryParameters()
-        } catch let error as FormError {
-            throw LogoutRequestFailure(PageText("logout.malformed_reason", ["reason": error.code.rawValue]), detail: error.description,
-                                       status: error.code == .unsupportedMediaType ? 415 : 400)
-        }
-    }
-
-    /// Ends the sessions and revokes what is bound to them, all or nothing.
-    func end(_ sids: Set<String>) throws {
-        guard !sids.isEmpty else { return }
-        let now = services.clock()
-        try services.storage.write { tx in
-            for sid in sids.sorted() { try SessionBoundCredentials.endSession(sid, tx, now: now) }
-        }
     }
 
     /// The live session a verified hint names, if it is the hint user's.
@@ -110,13 +111,7 @@ public final class LogoutResponder: Responder {
     func mayEnd(_ browserSession: SSOSession, hint: IDTokenHint?, confirmation: String?, cookieSecret: String) throws -> Bool {
         if let hint, try users.find(id: browserSession.userID)?.subject.bytesEqual(hint.subject) == true { return true }
         guard let confirmation else { return false }
-        return ConstantTime.equals(Array(confirmation.utf8), Array(Self.confirmation(for: cookieSecret).utf8))
-    }
-
-    /// A value only this browser's cookie can produce, and that reveals
-    /// nothing about the cookie (HMAC keyed with the cookie secret).
-    static func confirmation(for cookieSecret: String) -> String {
-        Base64URL.encode(HMACSHA256.authenticate(Array("gatehouse logout confirmation".utf8), key: Array(cookieSecret.utf8)))
+        return ConstantTime.equals(Array(confirmation.utf8), Array(LogoutResponder.confirmation(for: cookieSecret).utf8))
     }
 
     /// RP-Initiated Logout §3: "the OP SHOULD redirect the User Agent to the

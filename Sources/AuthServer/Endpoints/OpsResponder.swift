@@ -32,24 +32,25 @@ public struct OpsSettings: Sendable {
 /// The ops listener (loopback only, nginx's `127.0.0.1:<base+4>`):
 /// `GET /metrics` (Prometheus text format), `GET /health/live` and
 /// `GET /health/ready` (JSON, 503 with a reason when not).
-public final class OpsResponder: Responder {
-    let services: IssuerServices
-    let settings: OpsSettings
+public final class OpsResponder: EndpointGroup {
+    public let endpoints: [Endpoint]
+    let table: RouteTable
 
     public init(services: IssuerServices, settings: OpsSettings) {
-        self.services = services
-        self.settings = settings
+        let ops = OpsAnswers(services: services, settings: settings)
+        endpoints = [Endpoint("/metrics", .read, cache: .noStore, handler: { _ in ops.metrics() }),
+                     Endpoint("/health/live", .read, cache: .noStore, handler: { _ in try ops.live() }),
+                     Endpoint("/health/ready", .read, cache: .noStore, handler: { _ in try ops.ready() })]
+        table = RouteTable(endpoints)
     }
 
-    public func respond(to request: Request) throws -> Response {
-        guard request.method == "GET" || request.method == "HEAD" else { return .methodNotAllowed(allowed: ["GET", "HEAD"]) }
-        switch request.path {
-        case "/metrics": return metrics()
-        case "/health/live": return try live()
-        case "/health/ready": return try ready()
-        default: return .plainError(404, "not_found")
-        }
-    }
+    public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
+}
+
+/// What the ops endpoints read and how they say it.
+struct OpsAnswers {
+    let services: IssuerServices
+    let settings: OpsSettings
 
     struct Health: Encodable {
         let status: String
@@ -65,8 +66,7 @@ public final class OpsResponder: Responder {
             gauges.append(MetricGauge(name: "gatehouse_signing_key_age_seconds", help: "Age of the active signing key.", value: Double(age)))
         }
         let text = MetricsExposition.render(MetricsExposition.collect(directory: settings.metricsDirectory), gauges: gauges)
-        return Response(status: 200, headers: [("Content-Type", MetricsExposition.contentType), ("Cache-Control", "no-store")],
-                        body: Array(text.utf8))
+        return Response(status: 200, headers: [("Content-Type", MetricsExposition.contentType)], body: Array(text.utf8))
     }
 
     /// 200 while every responder pool has a slot that takes connections.
@@ -115,6 +115,6 @@ public final class OpsResponder: Responder {
     }
 
     func health(_ health: Health) throws -> Response {
-        try .json(health, status: health.reason == nil ? 200 : 503, headers: [("Cache-Control", "no-store")])
+        try .json(health, status: health.reason == nil ? 200 : 503)
     }
 }

@@ -25,19 +25,18 @@ struct PasskeySignIn {
     /// when the passkey did not verify.
     func verify(_ exchange: EndpointExchange) throws -> Response {
         let form = exchange.parameters, step = try exchange.signIn()
-        let assertion: PasskeyAssertionResponse
-        do {
-            guard let id = try form.single("id"), let clientData = try form.single("clientDataJSON"),
-                  let authenticatorData = try form.single("authenticatorData"), let signature = try form.single("signature") else {
-                step.record(.passkeyRefused, user: nil)
-                return try Self.refused(step.messages, detail: "passkey sign-in without id, clientDataJSON, authenticatorData or signature")
-            }
-            assertion = PasskeyAssertionResponse(id: id, clientDataJSON: clientData, authenticatorData: authenticatorData,
-                                                 signature: signature, userHandle: try form.single("userHandle"))
-        } catch let error as FormError {
+        let fields = ["id", "clientDataJSON", "authenticatorData", "signature", "userHandle"]
+        if let error = form.fieldError(fields) {
             step.record(.passkeyRefused, user: nil)
             return try Self.refused(step.messages, detail: error.description)
         }
+        guard let id = try form.single("id"), let clientData = try form.single("clientDataJSON"),
+              let authenticatorData = try form.single("authenticatorData"), let signature = try form.single("signature") else {
+            step.record(.passkeyRefused, user: nil)
+            return try Self.refused(step.messages, detail: "passkey sign-in without id, clientDataJSON, authenticatorData or signature")
+        }
+        let assertion = PasskeyAssertionResponse(id: id, clientDataJSON: clientData, authenticatorData: authenticatorData,
+                                                 signature: signature, userHandle: try form.single("userHandle"))
         let user: User, passkey: PasskeyRecord
         do {
             (user, passkey) = try passkeys.authenticate(assertion, binding: Self.binding(step))

@@ -24,7 +24,7 @@ struct PasswordSignIn {
         // A control character in the email is refused before any lookup or
         // counter sees it (FormParameters.single); the password is hashed as
         // typed, so it may hold any character.
-        if let error = Self.controlCharacterError(in: form, "email") {
+        if let error = form.fieldError(["email"]), error.code == .controlCharacter {
             return ErrorPage.render(title: "error.signin_title", message: PageText("error.email_control_character"), messages: step.messages,
                                     status: 400, detail: error.description)
         }
@@ -68,10 +68,5 @@ struct PasswordSignIn {
         let outcome = try completion.complete(user: user, amr: amr, proof: .password(attempt), browser: step.browser)
         return answer.redirect(answer.next(outcome, user: user, amr: amr, step: step, expired: step.expiredLocation,
                                            codeAlreadyUsed: step.expiredLocation))
-    }
-
-    static func controlCharacterError(in form: FormParameters, _ name: String) -> FormError? {
-        do { _ = try form.single(name) } catch let error as FormError where error.code == .controlCharacter { return error } catch {}
-        return nil
     }
 }

@@ -16,12 +16,33 @@ import SSOCore
 /// - `prompt=consent` is accepted here and answered `consent_required` at
 ///   /authorize (§2.3: no user-interaction error codes at push time).
 /// - `expires_in` is `PushedAuthorizations.lifetime` (90 s).
-public final class PushedAuthorizationResponder: Responder {
+public final class PushedAuthorizationResponder: EndpointGroup {
+    public static let path = "/par"
+    let served: SingleEndpoint
+
+    public init(services: IssuerServices) throws {
+        let pushing = try AuthorizationPush(services: services)
+        // RFC 9126 §2.3: "405: If the request did not use the POST method,
+        // the authorization server responds with an HTTP 405 (Method Not
+        // Allowed) status code." §2.1: "1. Authenticate the client in the
+        // same way as at the token endpoint (Section 2.3 of [RFC6749])."
+        served = SingleEndpoint(Endpoint(Self.path, .post, input: .form,
+                                         guards: [ClientAuthentication(services.clientAuthenticator), NoPushedRequestURI(),
+                                                  IssuerDPoPProof(pushing.dpop, path: Self.path, .optional)],
+                                         errors: OAuthErrors(), cache: .credentials, handler: pushing.push))
+    }
+
+    public var endpoints: [Endpoint] { [served.endpoint] }
+    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
+}
+
+/// PAR's handler: what is kept of the pushed request, and its `request_uri`.
+struct AuthorizationPush {
     let services: IssuerServices
     let validator: AuthorizationRequestValidator
     let dpop: IssuerDPoP
 
-    public init(services: IssuerServices) throws {
+    init(services: IssuerServices) throws {
         self.services = services
         dpop = try services.dpop()
         validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints, apis: services.apis,
@@ -35,31 +56,17 @@ public final class PushedAuthorizationResponder: Responder {
         let expires_in: Int
     }
 
-    public func respond(to request: Request) throws -> Response {
-        // RFC 9126 §2.3: "405: If the request did not use the POST method,
-        // the authorization server responds with an HTTP 405 (Method Not
-        // Allowed) status code."
-        guard request.method == "POST" else { return .methodNotAllowed(allowed: ["POST"]) }
-        do {
-            let form = try request.formParameters()
-            // §2.1: "1. Authenticate the client in the same way as at the
-            // token endpoint (Section 2.3 of [RFC6749])."
-            let client = try services.clientAuthenticator.authenticate(request, form: form)
-            try checkNoRequestURI(form)
-            let proof = try dpop.authorizationServerProof(request, path: "/par", required: false, clientID: client.clientID)
-            let pushed = try binding(authorizationParameters(form, client: client), to: proof)
-            let encoded = try PushedAuthorizations.Encoded(pushed)
-            try validate(pushed)
-            let requestURI = try services.pushedAuthorizations.push(encoded, clientID: client.clientID)
-            // §2.2: "the server MUST generate a request URI and provide it in
-            // the response with a 201 HTTP status code"; like every reply
-            // that carries a credential, never cached (RFC 6749 §5.1).
-            var headers = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
-            if proof != nil, let nonce = dpop.currentNonce { headers.append(("DPoP-Nonce", nonce)) }
-            return try .json(Body(request_uri: requestURI, expires_in: PushedAuthorizations.lifetime), status: 201, headers: headers)
-        } catch let error as FormError {
-            throw error.code == .tooLarge ? error : error.asOAuthError
-        }
+    func push(_ exchange: EndpointExchange) throws -> Response {
+        let proof = exchange.dpopProof, client = try exchange.client()
+        let pushed = try binding(authorizationParameters(exchange.parameters, client: client), to: proof)
+        let encoded = try PushedAuthorizations.Encoded(pushed)
+        try validate(pushed)
+        let requestURI = try services.pushedAuthorizations.push(encoded, clientID: client.clientID)
+        // §2.2: "the server MUST generate a request URI and provide it in
+        // the response with a 201 HTTP status code"; like every reply
+        // that carries a credential, never cached (CachePolicy.credentials).
+        let nonce = proof != nil ? dpop.currentNonce.map { [("DPoP-Nonce", $0)] } ?? [] : []
+        return try .json(Body(request_uri: requestURI, expires_in: PushedAuthorizations.lifetime), status: 201, headers: nonce)
     }
 
     /// RFC 9449 §10.1: "the DPoP proof ... sent to the PAR endpoint ...
@@ -74,14 +81,6 @@ public final class PushedAuthorizationResponder: Responder {
             return pushed
         }
         return FormParameters(pairs: pushed.pairs + [("dpop_jkt", proof.jkt)])
-    }
-
-    /// §2.1: "2. Reject the request if the request_uri authorization
-    /// request parameter is provided."
-    func checkNoRequestURI(_ form: FormParameters) throws {
-        guard form.values("request_uri").isEmpty else {
-            throw OAuthError.invalidRequest("request_uri must not be pushed (RFC 9126 §2.1)")
-        }
     }
 
     /// The authorization request the client pushed, as /authorize will see

@@ -29,56 +29,51 @@ import SSOCore
 ///   must send a proof here as at /token, and a proof that is sent must be
 ///   by the token's key: then a copy taken without the key cannot end the
 ///   app's grant either.
-public final class RevocationResponder: Responder {
-    let services: IssuerServices
-    let dpop: IssuerDPoP
+public final class RevocationResponder: EndpointGroup {
+    public static let path = "/revoke"
+    let served: SingleEndpoint
 
     public init(services: IssuerServices) throws {
-        self.services = services
-        dpop = try services.dpop()
+        let revoking = Revoking(tokenLocator: services.tokenLocator, revocation: services.tokenRevocation)
+        // RFC 7009 §2.1: "The client requests the revocation of a particular
+        // token by making an HTTP POST request to the token revocation
+        // endpoint URL"; "The authorization server first validates the
+        // client credentials (in case of a confidential client)"; token REQUIRED.
+        served = SingleEndpoint(Endpoint(Self.path, .post, input: .form,
+                                         guards: [ClientAuthentication(services.clientAuthenticator), RequiredParameter("token"),
+                                                  IssuerDPoPProof(try services.dpop(), path: Self.path, .whenClientRequires)],
+                                         errors: OAuthErrors(), cache: .credentials, handler: revoking.revoke))
     }
 
-    public func respond(to request: Request) throws -> Response {
-        // RFC 7009 §2.1: "The client requests the revocation of a particular
-        // token by making an HTTP POST request to the token revocation endpoint URL."
-        guard request.method == "POST" else { return .methodNotAllowed(allowed: ["POST"]) }
-        do {
-            let form = try request.formParameters()
-            // RFC 7009 §2.1: "The authorization server first validates the
-            // client credentials (in case of a confidential client)".
-            let client = try services.clientAuthenticator.authenticate(request, form: form)
-            // RFC 7009 §2.1: token REQUIRED.
-            guard let token = try form.single("token") else { throw OAuthError.invalidRequest("token is required") }
-            let hint = try form.single("token_type_hint")
-            let jkt = try dpop.authorizationServerProof(request, path: "/revoke", required: client.requireDPoP, clientID: client.clientID)?.jkt
-            try revoke(token, hint: hint, client: client, dpopJKT: jkt)
-            // RFC 7009 §2.2: "The authorization server responds with HTTP
-            // status code 200 if the token has been revoked successfully or
-            // if the client submitted an invalid token." The body is empty.
-            return Response(status: 200, headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
-        } catch let error as FormError {
-            throw error.code == .tooLarge ? error : error.asOAuthError
-        }
+    public var endpoints: [Endpoint] { [served.endpoint] }
+    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
+}
+
+/// The revocation endpoint's handler.
+struct Revoking {
+    let tokenLocator: PresentedTokenLocator
+    let revocation: TokenRevocation
+
+    func revoke(_ exchange: EndpointExchange) throws -> Response {
+        let form = exchange.parameters
+        try revoke(try form.single("token") ?? "", hint: try form.single("token_type_hint"), client: try exchange.client(),
+                   dpopJKT: try exchange.dpopJKT())
+        // RFC 7009 §2.2: "The authorization server responds with HTTP
+        // status code 200 if the token has been revoked successfully or
+        // if the client submitted an invalid token." The body is empty.
+        return Response(status: 200)
     }
 
     func revoke(_ token: String, hint: String?, client: Client, dpopJKT: String?) throws {
-        switch try services.tokenLocator.locate(token, hint: hint) {
+        switch try tokenLocator.locate(token, hint: hint) {
         case .refreshToken(let details):
             guard details.clientID.bytesEqual(client.clientID) else { return }
             try checkBinding(dpopJKT, boundTo: details.record.dpopJKT, what: "refresh token")
-            try services.storage.write {
-                try GrantRevocation.revoke(familyID: details.familyID, accessTokenLifetime: services.settings.lifetimes.accessToken,
-                                           $0, now: services.clock())
-            }
+            try revocation.revokeGrant(familyID: details.familyID)
         case .accessToken(let claims):
             guard claims.client_id.bytesEqual(client.clientID) else { return }
             try checkBinding(dpopJKT, boundTo: claims.cnf?.jkt, what: "access token")
-            // A token past exp plus the verifier's leeway is refused
-            // everywhere anyway and needs no row. The row keeps the token's
-            // own exp; the Sweeper removes it once exp plus that leeway has
-            // passed.
-            guard claims.exp + IssuerAccessTokenVerifier.leeway > services.clock() else { return }
-            try services.storage.write { try $0.revokedAccessTokens.revoke(jti: claims.jti, expiresAt: claims.exp) }
+            try revocation.revokeAccessToken(jti: claims.jti, expiresAt: claims.exp)
         case .unknown:
             // RFC 7009 §2.2: "invalid tokens do not cause an error response
             // since the client cannot handle such an error in a reasonable way".

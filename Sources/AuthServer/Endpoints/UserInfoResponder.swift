@@ -13,16 +13,27 @@ import SSOCore
 ///   userinfo return current values).
 /// - `email_verified` is true: accounts are created by the operator with
 ///   `ssoctl`, which is the verification (as in the ID token).
-public final class UserInfoResponder: Responder {
-    let issuer: String
-    let verifier: IssuerAccessTokenVerifier
-    let dpop: IssuerDPoP
+public final class UserInfoResponder: EndpointGroup {
+    public static let path = "/userinfo"
+    let served: SingleEndpoint
 
     public init(services: IssuerServices) throws {
-        issuer = services.settings.issuer
-        verifier = services.accessTokens
-        dpop = try services.dpop()
+        let userInfo = UserInfo(verifier: services.accessTokens, dpop: try services.dpop())
+        // OIDC Core §5.3.1: "The UserInfo Endpoint MUST support the use of the
+        // HTTP GET and HTTP POST methods defined in RFC 7231." Personal data:
+        // never stored by a cache (RFC 9111 §5.2.2.5).
+        served = SingleEndpoint(Endpoint(Self.path, .getAndPost, errors: BearerChallengeErrors(realm: services.settings.issuer),
+                                         cache: .credentials, handler: userInfo.answer))
     }
+
+    public var endpoints: [Endpoint] { [served.endpoint] }
+    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
+}
+
+/// The userinfo endpoint's handler: the token's checks, then the claims.
+struct UserInfo {
+    let verifier: IssuerAccessTokenVerifier
+    let dpop: IssuerDPoP
 
     /// OIDC Core §5.3.2: the response body, JSON; absent claims are omitted.
     struct Body: Encodable {
@@ -32,26 +43,17 @@ public final class UserInfoResponder: Responder {
         let name: String?
     }
 
-    public func respond(to request: Request) throws -> Response {
-        // OIDC Core §5.3.1: "The UserInfo Endpoint MUST support the use of the
-        // HTTP GET and HTTP POST methods defined in RFC 7231."
-        guard request.method == "GET" || request.method == "POST" else { return .methodNotAllowed(allowed: ["GET", "POST"]) }
-        do {
-            let active = try authorize(request)
-            let user = active.user
-            let scopes = active.claims.scopes
-            // OIDC Core §5.4: email and email_verified with scope "email",
-            // name with scope "profile".
-            let body = Body(sub: user.subject,
-                            email: scopes.contains("email") ? user.email : nil,
-                            email_verified: scopes.contains("email") ? true : nil,
-                            name: scopes.contains("profile") ? user.name : nil)
-            // Personal data: never stored by a cache (RFC 9111 §5.2.2.5).
-            return try .json(body, headers: [("Cache-Control", "no-store"), ("Pragma", "no-cache")])
-        } catch var error as IssuerBearerError {
-            error.realm = issuer
-            throw error
-        }
+    func answer(_ exchange: EndpointExchange) throws -> Response {
+        let active = try authorize(exchange.request)
+        let user = active.user
+        let scopes = active.claims.scopes
+        // OIDC Core §5.4: email and email_verified with scope "email",
+        // name with scope "profile".
+        let body = Body(sub: user.subject,
+                        email: scopes.contains("email") ? user.email : nil,
+                        email_verified: scopes.contains("email") ? true : nil,
+                        name: scopes.contains("profile") ? user.name : nil)
+        return try .json(body)
     }
 
     /// The active token, or the RFC 6750 error that explains the refusal.

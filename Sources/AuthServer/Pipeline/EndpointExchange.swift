@@ -11,6 +11,8 @@ public struct EndpointExchange {
     /// The endpoint's input (EndpointInput); empty for `.none`.
     public internal(set) var parameters = FormParameters(pairs: [])
     var inputParsed = false
+    /// True when `parameters` came from a POST's body (EndpointInput.formOrQuery).
+    public internal(set) var parametersFromBody = false
 
     /// ClientAuthentication: the authenticated client.
     var authenticatedClient: Client?

@@ -45,8 +45,12 @@ public struct EndpointResponder: Responder {
         switch prologue.input {
         case .none: return
         case .query: exchange.parameters = try request.queryParameters()
-        case .form: exchange.parameters = try request.formParameters()
-        case .formOrQuery: exchange.parameters = request.method == "POST" ? try request.formParameters() : try request.queryParameters()
+        case .form:
+            exchange.parameters = try request.formParameters()
+            exchange.parametersFromBody = true
+        case .formOrQuery:
+            exchange.parametersFromBody = request.method == "POST"
+            exchange.parameters = exchange.parametersFromBody ? try request.formParameters() : try request.queryParameters()
         }
     }
 

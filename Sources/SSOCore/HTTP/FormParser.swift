@@ -79,6 +79,16 @@ public struct FormParameters: Sendable {
     }
 
     public var names: [String] { pairs.map(\.name) }
+
+    /// Why `single` would refuse the first of `names` it refuses (repeated,
+    /// or a control character), nil when it refuses none: for a handler
+    /// that answers a malformed field its own way before reading any.
+    public func fieldError(_ names: [String]) -> FormError? {
+        for name in names {
+            do { _ = try single(name) } catch let error as FormError { return error } catch {}
+        }
+        return nil
+    }
 }
 
 /// application/x-www-form-urlencoded (WHATWG URL §5.1), strict: a malformed
