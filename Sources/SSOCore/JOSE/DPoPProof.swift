@@ -66,6 +66,14 @@ public struct DPoPRequest: Sendable {
 /// DPoP proof JWTs (RFC 9449 §4): parsed and checked in §4.3's order,
 /// except the two checks that need the server's state (an unused `jti`,
 /// the server's nonce), which the caller makes with what this returns.
+///
+/// The one JWS path outside `CompactJWT.verify`, on purpose: a proof
+/// carries its key in its own header (`jwk`, which the pipeline never
+/// reads, RFC 8725 §3.10), has no `kid`, and is refused in §4.3's order,
+/// whose check 3 (required claims) precedes the signature, with DPoP's own
+/// error per check. Its claims are decoded with the header, but nothing in
+/// them is relied on before check 6 verifies the signature. It shares the
+/// algorithm set (`JWSAlgorithm`) and the keys (`JWSVerificationKey`).
 public enum DPoPProof {
     /// A proof is a few hundred bytes; anything near a cookie's size is not one.
     public static let maximumLength = 8 * 1024
