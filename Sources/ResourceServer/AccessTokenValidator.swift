@@ -4,7 +4,10 @@ import SSOCore
 /// Offline validation of an RS256 JWT access token, in a fixed order as in
 /// jwt-kit: credentials, structure, header (alg, typ, crit), key by kid,
 /// signature, and only then the claims, each check its own function with
-/// the current time passed in.
+/// the current time passed in. The header and signature steps are SSOCore's
+/// one JWS pipeline (`CompactJWT.verify`); this type is the policy over it:
+/// RS256, `at+jwt`, keys from the issuer's JWKS, then iss, the time
+/// window, aud and scope.
 ///
 /// Choices where the RFCs leave room:
 /// - An `alg` other than RS256 (`none`, HS256, ...) is `invalid_signature`:
@@ -71,17 +74,13 @@ public struct AccessTokenValidator {
     /// The full check of a token seen for the first time, in the fixed order.
     func verify(_ token: String, now: Int) throws -> (AccessTokenClaims, kid: String) {
         let jwt = try parse(token)
-        try checkAlgorithm(jwt)
-        try checkType(jwt)
-        try checkCriticalHeaders(jwt)
-        let key = try signingKey(jwt, now: now)
-        try checkSignature(jwt, key: key)
-        let claims = try decodeClaims(jwt)
+        let verified = try verifySignature(jwt, now: now)
+        let claims = try decodeClaims(verified)
         try checkIssuer(claims)
         try checkTimeWindow(claims, now: now)
         try checkAudience(claims)
         try checkScope(claims)
-        return (claims, jwt.header.kid ?? "")
+        return (claims, verified.kid)
     }
 
     // RFC 6750 §2.1: "clients SHOULD make authenticated requests with a bearer
@@ -98,10 +97,7 @@ public struct AccessTokenValidator {
         }
     }
 
-    // RFC 7519 §7.2: "Verify that the JWT contains at least one period" ...
-    // "base64url decode the encoded representation of the JOSE Header" ...
-    // "Verify that the resulting octet sequence is ... a completely valid
-    // JSON object".
+    // RFC 7519 §7.2: three base64url parts, the header a JSON object.
     func parse(_ token: String) throws -> CompactJWT {
         do { return try CompactJWT(parsing: token) } catch {
             throw policy.error(.malformedToken, "the access token is not a well-formed JWT", detail: "\(error)")
@@ -113,61 +109,56 @@ public struct AccessTokenValidator {
     // cryptographic operations." RFC 9068 §4: "The resource server MUST reject
     // any JWT in which the value of "alg" is "none"." The supported set here
     // is the issuer's one algorithm, RS256 (no HS256 key confusion).
-    func checkAlgorithm(_ jwt: CompactJWT) throws {
-        guard jwt.header.alg == "RS256" else {
-            throw policy.error(.invalidSignature, "the access token is not signed with RS256",
-                               detail: "alg \(jwt.header.alg.prefix(16))")
-        }
-    }
+    static let algorithms: [JWSAlgorithm] = [.rs256]
 
     // RFC 9068 §4: "Resource servers MUST verify that the "typ" header value is
     // "at+jwt" or "application/at+jwt" and reject tokens carrying any other
     // value." (RFC 7515 §4.1.9: media type names are case-insensitive.)
-    func checkType(_ jwt: CompactJWT) throws {
-        let type = jwt.header.typ?.lowercased()
-        guard type == "at+jwt" || type == "application/at+jwt" else {
-            throw policy.error(.malformedToken, "the token is not a JWT access token (typ at+jwt)",
-                               detail: "typ \(jwt.header.typ.map { String($0.prefix(32)) } ?? "absent")")
+    static let types = JWTTypes.required(["at+jwt"], allowingApplicationPrefix: true)
+
+    /// The header and signature checks of the SSOCore pipeline, in its order
+    /// (alg, typ, crit, kid, signature), each refusal worded for this API.
+    ///
+    /// RFC 7515 §4.1.11 (crit): "If any of the listed extension Header
+    /// Parameters are not understood and supported by the recipient, then the
+    /// JWS is invalid." This server supports no extensions.
+    /// RFC 7515 §4.1.4: "The "kid" (key ID) Header Parameter is a hint
+    /// indicating which key was used to secure the JWS." RFC 9068 §4: "The
+    /// resource server MUST use the keys provided by the authorization server."
+    /// RFC 7515 §5.2 step 8: "Validate the JWS Signature against the JWS
+    /// Signing Input ... in the manner defined for the algorithm being used".
+    func verifySignature(_ jwt: CompactJWT, now: Int) throws -> VerifiedJWT {
+        do {
+            return try jwt.verify(algorithms: Self.algorithms, types: Self.types, keys: { try keys.key(for: $0, now: now) })
+        } catch let error as JWTError {
+            throw refusal(error, jwt)
         }
     }
 
-    // RFC 7515 §4.1.11: "If any of the listed extension Header Parameters are
-    // not understood and supported by the recipient, then the JWS is invalid."
-    // This server supports no extensions, so any `crit` is refused.
-    func checkCriticalHeaders(_ jwt: CompactJWT) throws {
-        switch jwt.hasCriticalHeader() {
-        case false?: return
-        case true?: throw policy.error(.malformedToken, "the access token uses unsupported critical header parameters", detail: "crit present")
-        case nil: throw policy.error(.malformedToken, "the access token is not a well-formed JWT", detail: "header reread failed")
-        }
-    }
-
-    // RFC 7515 §4.1.4: "The "kid" (key ID) Header Parameter is a hint
-    // indicating which key was used to secure the JWS." RFC 9068 §4: "The
-    // resource server MUST use the keys provided by the authorization server."
-    func signingKey(_ jwt: CompactJWT, now: Int) throws -> RSAKey {
-        guard let kid = jwt.header.kid, !kid.isEmpty else {
-            throw policy.error(.unknownSigningKey, "the access token names no signing key (kid)", detail: "no kid")
-        }
-        guard let key = try keys.key(for: kid, now: now) else {
-            throw policy.error(.unknownSigningKey, "the access token is signed with a key the issuer does not publish",
-                               detail: "kid \(kid.prefix(64)) not in JWKS")
-        }
-        return key
-    }
-
-    // RFC 7515 §5.2 step 8: "Validate the JWS Signature against the JWS
-    // Signing Input ... in the manner defined for the algorithm being used";
-    // "If any of the listed steps fails, then the signature or MAC cannot be
-    // validated."
-    func checkSignature(_ jwt: CompactJWT, key: RSAKey) throws {
-        do { try jwt.verifyRS256(keyFor: { _ in key }) } catch {
-            throw policy.error(.invalidSignature, "the access token signature does not verify", detail: "\(error)")
+    /// A pipeline refusal as this API's `BearerError`: client text and
+    /// metric label by step, the log detail as it has always read.
+    func refusal(_ error: JWTError, _ jwt: CompactJWT) -> BearerError {
+        switch error.code {
+        case .malformed:
+            policy.error(.malformedToken, "the access token is not a well-formed JWT", detail: "\(error)")
+        case .unsupportedAlgorithm:
+            policy.error(.invalidSignature, "the access token is not signed with RS256", detail: error.detail)
+        case .wrongType:
+            policy.error(.malformedToken, "the token is not a JWT access token (typ at+jwt)", detail: error.detail)
+        case .criticalHeader:
+            policy.error(.malformedToken, "the access token uses unsupported critical header parameters", detail: error.detail)
+        case .missingKeyID:
+            policy.error(.unknownSigningKey, "the access token names no signing key (kid)", detail: error.detail)
+        case .unknownKey:
+            policy.error(.unknownSigningKey, "the access token is signed with a key the issuer does not publish",
+                         detail: "kid \((jwt.header.kid ?? "").prefix(64)) not in JWKS")
+        case .invalidSignature:
+            policy.error(.invalidSignature, "the access token signature does not verify", detail: "\(error)")
         }
     }
 
     // RFC 9068 §2.2: iss, exp, aud, sub, iat (among others) are REQUIRED.
-    func decodeClaims(_ jwt: CompactJWT) throws -> AccessTokenClaims {
+    func decodeClaims(_ jwt: VerifiedJWT) throws -> AccessTokenClaims {
         do { return try jwt.claims(as: AccessTokenClaims.self) } catch {
             throw policy.error(.malformedToken, "the access token claims are missing or of the wrong type", detail: "\(error)")
         }
@@ -189,14 +180,16 @@ public struct AccessTokenValidator {
     // not-before date/time listed in the "nbf" claim."
     // A token issued (iat) in the future is refused the same way.
     func checkTimeWindow(_ claims: AccessTokenClaims, now: Int) throws {
-        let now = Double(now), leeway = Double(policy.leeway)
-        guard now < claims.expiresAt + leeway else {
+        let now = Double(now)
+        let window = JWTTimeWindow(leeway: Double(policy.leeway))
+        switch window.violation(expiresAt: claims.expiresAt, notBefore: claims.notBefore, issuedAt: claims.issuedAt, now: now) {
+        case nil:
+            return
+        case .expired?:
             throw policy.error(.tokenExpired, "the access token has expired", detail: "exp \(claims.expiresAt), now \(now)")
-        }
-        if let notBefore = claims.notBefore, now + leeway < notBefore {
-            throw policy.error(.tokenExpired, "the access token is not valid yet", detail: "nbf \(notBefore), now \(now)")
-        }
-        guard claims.issuedAt <= now + leeway else {
+        case .notYetValid?:
+            throw policy.error(.tokenExpired, "the access token is not valid yet", detail: "nbf \(claims.notBefore ?? 0), now \(now)")
+        case .issuedInFuture?:
             throw policy.error(.tokenExpired, "the access token is not valid yet", detail: "iat \(claims.issuedAt), now \(now)")
         }
     }

@@ -69,7 +69,7 @@ public struct BearerError: Error, CustomStringConvertible {
     /// RFC 9449 §7.1: "An algs parameter SHOULD be included to signal to the
     /// client the JWS algorithms that are acceptable for the DPoP proof JWT.
     /// The value of the parameter is a space-delimited list".
-    public static let dpopAlgorithms = ProofAlgorithm.supported.joined(separator: " ")
+    public static let dpopAlgorithms = DPoPProof.supportedAlgorithms.joined(separator: " ")
 
     /// The `WWW-Authenticate` values, one header field each.
     public var challenges: [String] {

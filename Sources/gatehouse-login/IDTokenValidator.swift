@@ -2,7 +2,8 @@ import Foundation
 import SSOCore
 
 /// OIDC Core §3.1.3.7 for the ID token of a code exchange, and §12.2 for the
-/// one of a refresh. The order is jwt-kit's: the key by `kid`, the RS256
+/// one of a refresh: a policy over SSOCore's JWS pipeline (`CompactJWT.verify`),
+/// so the order is jwt-kit's: alg, typ, crit, the key by `kid`, the RS256
 /// signature, and only then the claims, with the current time passed in.
 struct IDTokenValidator {
     let issuer: String
@@ -19,30 +20,49 @@ struct IDTokenValidator {
         case refresh(subject: String?)
     }
 
+    // §3.1.3.7 step 6 / RFC 8725 §3.1: the algorithm is ours to pin (RS256, as discovery says).
+    static let algorithms: [JWSAlgorithm] = [.rs256]
+    // RFC 8725 §3.11: explicit typing keeps one kind of JWT from passing
+    // for another: an access token (at+jwt), a logout token
+    // (logout+jwt) or a DPoP proof is not an ID token, whose typ is
+    // JWT when present (OIDC Core leaves it optional).
+    static let types = JWTTypes.ifPresent(["JWT"], allowingApplicationPrefix: false)
+
+    /// SSOCore's JWS pipeline with this client's policy (RS256, typ JWT if
+    /// any, no `crit`, the key by kid from the issuer's JWKS, fetched only
+    /// once the header passed), then the claim checks.
     func validate(_ token: String, expecting expectation: Expectation, now: Date = Date()) throws -> IDTokenClaims {
         let jwt: CompactJWT
         do { jwt = try CompactJWT(parsing: token) } catch { throw ToolError("ID token: not a JWS (\(error))") }
-        // §3.1.3.7 step 6 / RFC 8725 §3.1: the algorithm is ours to pin (RS256, as discovery says).
-        // RFC 7515 §4.1.11: a critical extension this client does not
-        // understand (it understands none) makes the JWS invalid.
-        guard jwt.hasCriticalHeader() == false else { throw ToolError("ID token: critical header parameters (crit) are not supported; refused") }
-        // RFC 8725 §3.11: explicit typing keeps one kind of JWT from passing
-        // for another: an access token (at+jwt), a logout token
-        // (logout+jwt) or a DPoP proof is not an ID token, whose typ is
-        // JWT when present (OIDC Core leaves it optional).
-        if let type = jwt.header.typ, type.lowercased() != "jwt" {
-            throw ToolError("ID token: typ is \(type.prefix(32)), not JWT; refused")
-        }
-        let keys = try fetchKeys()
+        let verified: VerifiedJWT
         do {
-            try jwt.verifyRS256 { kid in keys.first { $0.kid == kid }.flatMap { try? $0.publicKey() } }
+            verified = try jwt.verify(algorithms: Self.algorithms, types: Self.types) { kid in
+                try fetchKeys().first { $0.kid == kid }.flatMap { try? $0.publicKey() }
+            }
         } catch let error as JWTError {
-            throw ToolError("ID token: signature check against \(jwksURI) failed (\(error.code.rawValue))")
+            throw refusal(error, jwt)
         }
         let claims: IDTokenClaims
-        do { claims = try jwt.claims(as: IDTokenClaims.self) } catch { throw ToolError("ID token: claims missing or malformed") }
+        do { claims = try verified.claims(as: IDTokenClaims.self) } catch { throw ToolError("ID token: claims missing or malformed") }
         try check(claims, expecting: expectation, now: Int64(now.timeIntervalSince1970))
         return claims
+    }
+
+    func refusal(_ error: JWTError, _ jwt: CompactJWT) -> ToolError {
+        switch error.code {
+        case .malformed:
+            ToolError("ID token: not a JWS (\(error))")
+        // RFC 7515 §4.1.11: a critical extension this client does not
+        // understand (it understands none) makes the JWS invalid.
+        case .criticalHeader:
+            ToolError("ID token: critical header parameters (crit) are not supported; refused")
+        case .wrongType:
+            ToolError("ID token: typ is \((jwt.header.typ ?? "").prefix(32)), not JWT; refused")
+        case .unsupportedAlgorithm, .unknownKey, .invalidSignature:
+            ToolError("ID token: signature check against \(jwksURI) failed (\(error.code.rawValue))")
+        case .missingKeyID:
+            ToolError("ID token: signature check against \(jwksURI) failed (\(JWTError.Code.unknownKey.rawValue))")
+        }
     }
 
     func check(_ claims: IDTokenClaims, expecting expectation: Expectation, now: Int64) throws {
@@ -55,9 +75,13 @@ struct IDTokenValidator {
             throw ToolError("ID token: azp does not name \(clientID)")
         }
         // Step 9: "The current time MUST be before the time represented by the exp Claim".
-        guard claims.exp + Self.leeway > now else { throw ToolError("ID token: expired") }
         // Step 10: iat in the future means a clock or a token is wrong.
-        guard claims.iat <= now + Self.leeway else { throw ToolError("ID token: issued in the future (check the clock)") }
+        let window = JWTTimeWindow(leeway: Double(Self.leeway))
+        switch window.violation(expiresAt: Double(claims.exp), notBefore: nil, issuedAt: Double(claims.iat), now: Double(now)) {
+        case nil: break
+        case .expired?: throw ToolError("ID token: expired")
+        case .notYetValid?, .issuedInFuture?: throw ToolError("ID token: issued in the future (check the clock)")
+        }
         switch expectation {
         case .codeExchange(let nonce):
             guard let received = claims.nonce, ConstantTime.equals(Array(received.utf8), Array(nonce.utf8)) else {

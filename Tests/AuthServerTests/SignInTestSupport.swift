@@ -322,9 +322,14 @@ final class SignInHarness {
     /// then returns the header and the claims.
     func verifiedJWT(_ token: String, file: StaticString = #filePath, line: UInt = #line) throws -> (header: JWTHeader, claims: [String: Any]) {
         let keys = try publishedKeys().keys
-        let jwt = try CompactJWT(parsing: token)
-        try jwt.verifyRS256 { kid in (try? keys.first { $0.kid == kid }?.publicKey()) ?? nil }
-        let claims = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(jwt.payload)) as? [String: Any], file: file, line: line)
+        // Either of the issuer's types: the tests check which from the header returned.
+        let issuerTypes = JWTTypes.ifPresent(["at+jwt", "JWT"], allowingApplicationPrefix: false)
+        let jwt = try CompactJWT(parsing: token).verify(algorithms: [.rs256], types: issuerTypes) { kid in
+            (try? keys.first { $0.kid == kid }?.publicKey()) ?? nil
+        }
+        // Verified, so its payload may be read, here as untyped JSON.
+        let payload = try XCTUnwrap(Base64URL.decode(String(token.split(separator: ".")[1])), file: file, line: line)
+        let claims = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any], file: file, line: line)
         return (jwt.header, claims)
     }
 

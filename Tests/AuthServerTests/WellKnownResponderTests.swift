@@ -29,7 +29,9 @@ final class WellKnownResponderTests: XCTestCase {
         XCTAssertEqual(jwk.kid, signer.kid)
         let token = try JWTSigner.sign(["sub": "alice"], header: JWTHeader(kid: signer.kid, typ: "JWT"), key: signer.key)
         let published = try jwk.publicKey()
-        XCTAssertNoThrow(try CompactJWT(parsing: token).verifyRS256 { $0 == jwk.kid ? published : nil })
+        XCTAssertNoThrow(try CompactJWT(parsing: token).verify(algorithms: [.rs256], types: .ifPresent(["JWT"], allowingApplicationPrefix: false)) {
+            $0 == jwk.kid ? published : nil
+        })
     }
 
     func testJWKSFollowsRotationAndRetirementWithoutRestart() throws {

@@ -132,6 +132,12 @@ final class AccessTokenValidatorTests: XCTestCase {
         XCTAssertEqual(failure(bearer(TokenFactory.token(header: header))), .malformedToken)
         header["crit"] = .array([])
         XCTAssertEqual(failure(bearer(TokenFactory.token(header: header))), .malformedToken)
+        // RFC 7515 §4.1.11 asks for an array, but a member of another JSON
+        // type, null included, is no less a critical extension claimed.
+        for value: JSONValue in [.null, "exp", .object([:]), 0] {
+            header["crit"] = value
+            XCTAssertEqual(failure(bearer(TokenFactory.token(header: header))), .malformedToken, "\(value)")
+        }
     }
 
     func testKeyURLHeadersAreIgnored() {

@@ -9,7 +9,7 @@ public enum DPoPRefusalText {
         case .repeated: "send exactly one DPoP header"
         case .malformed: "the DPoP proof is not a well-formed JWT with jti, htm, htu and iat"
         case .wrongType: "the DPoP proof's typ must be dpop+jwt"
-        case .unsupportedAlgorithm: "the DPoP proof's alg is not one of " + ProofAlgorithm.supported.joined(separator: ", ")
+        case .unsupportedAlgorithm: "the DPoP proof's alg is not one of " + DPoPProof.supportedAlgorithms.joined(separator: ", ")
         case .badKey: "the DPoP proof's jwk is not a usable public key for its alg"
         case .privateKeyIncluded: "the DPoP proof's jwk holds a private key"
         case .badSignature: "the DPoP proof's signature does not verify"

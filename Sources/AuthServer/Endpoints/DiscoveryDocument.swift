@@ -75,7 +75,7 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         request_parameter_supported = false
         request_uri_parameter_supported = false
         native_sso_supported = true
-        dpop_signing_alg_values_supported = ProofAlgorithm.supported
+        dpop_signing_alg_values_supported = DPoPProof.supportedAlgorithms
         ui_locales_supported = uiLocales.isEmpty ? nil : uiLocales.sorted()
     }
 }

@@ -56,7 +56,7 @@ public struct IssuerBearerError: Error, Equatable {
         // RFC 9449 §7.1: "WWW-Authenticate: DPoP" with the algorithms this
         // server accepts in proofs, the error and its description.
         if scheme == .dpop {
-            return "DPoP algs=\"\(ProofAlgorithm.supported.joined(separator: " "))\", error=\"\(code.rawValue)\", "
+            return "DPoP algs=\"\(DPoPProof.supportedAlgorithms.joined(separator: " "))\", error=\"\(code.rawValue)\", "
                 + "error_description=\"\(BearerSyntax.quotable(description))\""
         }
         return switch code {

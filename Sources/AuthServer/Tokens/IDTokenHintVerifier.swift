@@ -50,8 +50,7 @@ public struct IDTokenHintVerifier {
     /// token it signed has expired; it still proves the token is ours, so it
     /// counts here (a retired key does not).
     public func verify(_ token: String) throws -> IDTokenHint {
-        let jwt = try signed.verify(token, acceptingExpiredKeys: true)
-        try checkType(jwt)
+        let jwt = try signed.verify(token, types: Self.types, acceptingExpiredKeys: true)
         let claims: Claims
         do { claims = try jwt.claims(as: Claims.self) } catch { throw TokenRejection(.malformed, "ID token claims do not decode") }
         // OIDC Core §3.1.3.7 step 2: "The Issuer Identifier for the OpenID
@@ -68,9 +67,5 @@ public struct IDTokenHintVerifier {
 
     // RFC 8725 §3.11 (explicit typing): the issuer's ID tokens say `typ: JWT`
     // and its access tokens `at+jwt`; an access token is not an ID token.
-    func checkType(_ jwt: CompactJWT) throws {
-        if let type = jwt.header.typ, type.uppercased() != "JWT" {
-            throw TokenRejection(.wrongType, "typ \(type.prefix(32))")
-        }
-    }
+    static let types = JWTTypes.ifPresent(["JWT"], allowingApplicationPrefix: false)
 }

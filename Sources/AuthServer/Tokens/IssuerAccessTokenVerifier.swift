@@ -62,8 +62,7 @@ public final class IssuerAccessTokenVerifier {
     /// Signature, kind and issuer, whatever the time (revocation accepts
     /// expired tokens: RFC 7009 §2.1 only asks that the server can find them).
     public func signedClaims(_ token: String) throws -> PresentedAccessToken {
-        let jwt = try signed.verify(token)
-        try checkType(jwt)
+        let jwt = try signed.verify(token, types: Self.types)
         let claims = try decodeClaims(jwt)
         try checkIssuer(claims)
         return claims
@@ -109,15 +108,10 @@ public final class IssuerAccessTokenVerifier {
     // "application/at+jwt" and reject tokens carrying any other value" —
     // so an ID token (typ JWT) is never accepted as an access token
     // (RFC 8725 §3.11, explicit typing). Media types are case-insensitive.
-    func checkType(_ jwt: CompactJWT) throws {
-        let type = jwt.header.typ?.lowercased()
-        guard type == "at+jwt" || type == "application/at+jwt" else {
-            throw TokenRejection(.wrongType, "typ \(jwt.header.typ.map { String($0.prefix(32)) } ?? "absent")")
-        }
-    }
+    static let types = JWTTypes.required(["at+jwt"], allowingApplicationPrefix: true)
 
     // RFC 9068 §2.2: iss, exp, aud, sub, client_id, iat, jti are REQUIRED.
-    func decodeClaims(_ jwt: CompactJWT) throws -> PresentedAccessToken {
+    func decodeClaims(_ jwt: VerifiedJWT) throws -> PresentedAccessToken {
         do { return try jwt.claims(as: PresentedAccessToken.self) } catch {
             throw TokenRejection(.malformed, "claims do not decode")
         }
@@ -133,9 +127,14 @@ public final class IssuerAccessTokenVerifier {
     // the "exp" claim." RFC 7519 §4.1.5: not before "nbf". A token issued
     // (iat) in the future is refused the same way.
     func checkTimeWindow(_ claims: PresentedAccessToken, now: Int64, leeway: Int64) throws {
-        guard now < claims.exp + leeway else { throw TokenRejection(.expired, "exp \(claims.exp), now \(now)") }
-        if let nbf = claims.nbf, now + leeway < nbf { throw TokenRejection(.notYetValid, "nbf \(nbf), now \(now)") }
-        guard claims.iat <= now + leeway else { throw TokenRejection(.notYetValid, "iat \(claims.iat), now \(now)") }
+        let window = JWTTimeWindow(leeway: Double(leeway))
+        switch window.violation(expiresAt: Double(claims.exp), notBefore: claims.nbf.map(Double.init), issuedAt: Double(claims.iat),
+                                now: Double(now)) {
+        case nil: return
+        case .expired?: throw TokenRejection(.expired, "exp \(claims.exp), now \(now)")
+        case .notYetValid?: throw TokenRejection(.notYetValid, "nbf \(claims.nbf ?? 0), now \(now)")
+        case .issuedInFuture?: throw TokenRejection(.notYetValid, "iat \(claims.iat), now \(now)")
+        }
     }
 
     // RFC 7009 §2: once revoked, a token must not be honoured again by the

@@ -2,24 +2,34 @@ import FoundationEssentials
 import IssuerStorage
 import SSOCore
 
-/// The steps every JWT the issuer signed goes through before its claims
-/// are read, in jwt-kit's fixed order: parse, pin the algorithm, refuse
-/// critical extensions, find the key by kid among the published keys,
-/// verify the signature. The token kind (`typ`) and the claims are checked
-/// by the caller afterwards.
+/// The issuer's policy over SSOCore's JWS pipeline (`CompactJWT.verify`)
+/// for a JWT it signed itself and now sees again: RS256, the caller's
+/// `typ`, keys from those it publishes. The pipeline refuses in jwt-kit's
+/// fixed order (alg, typ, crit, key by kid, signature); this maps each
+/// refusal to a `TokenRejection`. The claims are the caller's to check.
 public struct IssuerSignedJWT {
     let keys: PublishedSigningKeyCache
 
     public init(keys: PublishedSigningKeyCache) { self.keys = keys }
 
+    // RFC 8725 §3.1: "Libraries MUST enable the caller to specify a supported
+    // set of algorithms and MUST NOT use any other algorithms". The issuer
+    // signs with RS256 only, so `none` and HS256 (key confusion) never pass.
+    static let algorithms: [JWSAlgorithm] = [.rs256]
+
     /// `acceptingExpiredKeys`: see PublishedSigningKeyCache.key(kid:acceptingExpired:).
-    public func verify(_ token: String, acceptingExpiredKeys: Bool = false) throws -> CompactJWT {
+    public func verify(_ token: String, types: JWTTypes, acceptingExpiredKeys: Bool = false) throws -> VerifiedJWT {
         let jwt = try parse(token)
-        try checkAlgorithm(jwt)
-        try checkCriticalHeaders(jwt)
-        let key = try signingKey(jwt, acceptingExpired: acceptingExpiredKeys)
-        try checkSignature(jwt, key: key)
-        return jwt
+        do {
+            // RFC 7515 §4.1.4: kid names the key. Only keys the issuer
+            // publishes count; `jku`, `jwk`, `x5u` and `x5c` are ignored
+            // (RFC 8725 §3.10).
+            return try jwt.verify(algorithms: Self.algorithms, types: types) { kid in
+                try keys.key(kid: kid, acceptingExpired: acceptingExpiredKeys)
+            }
+        } catch let error as JWTError {
+            throw Self.rejection(error, jwt)
+        }
     }
 
     // RFC 7519 §7.2: three base64url parts, the header a JSON object.
@@ -29,36 +39,16 @@ public struct IssuerSignedJWT {
         }
     }
 
-    // RFC 8725 §3.1: "Libraries MUST enable the caller to specify a supported
-    // set of algorithms and MUST NOT use any other algorithms". The issuer
-    // signs with RS256 only, so `none` and HS256 (key confusion) never pass.
-    func checkAlgorithm(_ jwt: CompactJWT) throws {
-        guard jwt.header.alg == "RS256" else { throw TokenRejection(.unsupportedAlgorithm, "alg \(jwt.header.alg.prefix(16))") }
-    }
-
-    // RFC 7515 §4.1.11: "If any of the listed extension Header Parameters are
-    // not understood and supported by the recipient, then the JWS is
-    // invalid." The issuer uses no extensions, so any `crit` is refused.
-    func checkCriticalHeaders(_ jwt: CompactJWT) throws {
-        switch jwt.hasCriticalHeader() {
-        case false?: return
-        case true?: throw TokenRejection(.malformed, "crit header present")
-        case nil: throw TokenRejection(.malformed, "header reread failed")
-        }
-    }
-
-    // RFC 7515 §4.1.4: kid names the key. Only keys the issuer publishes
-    // count; `jku`, `jwk`, `x5u` and `x5c` are ignored (RFC 8725 §3.10).
-    func signingKey(_ jwt: CompactJWT, acceptingExpired: Bool) throws -> RSAKey {
-        guard let kid = jwt.header.kid, !kid.isEmpty else { throw TokenRejection(.unknownKey, "no kid") }
-        guard let key = try keys.key(kid: kid, acceptingExpired: acceptingExpired) else { throw TokenRejection(.unknownKey, "kid \(kid.prefix(64)) not published") }
-        return key
-    }
-
-    // RFC 7515 §5.2 step 8: validate the signature over the signing input.
-    func checkSignature(_ jwt: CompactJWT, key: RSAKey) throws {
-        do { try jwt.verifyRS256(keyFor: { _ in key }) } catch {
-            throw TokenRejection(.invalidSignature, "\(error)")
+    /// A pipeline refusal as the issuer words it in its log.
+    static func rejection(_ error: JWTError, _ jwt: CompactJWT) -> TokenRejection {
+        switch error.code {
+        case .malformed: TokenRejection(.malformed, "\(error)")
+        case .criticalHeader: TokenRejection(.malformed, "crit header present")
+        case .unsupportedAlgorithm: TokenRejection(.unsupportedAlgorithm, error.detail)
+        case .wrongType: TokenRejection(.wrongType, error.detail)
+        case .missingKeyID: TokenRejection(.unknownKey, error.detail)
+        case .unknownKey: TokenRejection(.unknownKey, "kid \((jwt.header.kid ?? "").prefix(64)) not published")
+        case .invalidSignature: TokenRejection(.invalidSignature, "\(error)")
         }
     }
 }

@@ -1,24 +1,11 @@
 import COpenSSL
 
-/// The JWS algorithms a DPoP proof may be signed with here (RFC 9449 §4.3:
-/// "an asymmetric digital signature algorithm ... not none, ... supported
-/// by the application"): ES256 (P-256, what the Secure Enclave and
-/// StrongBox hold), EdDSA (Ed25519) and RS256 (2048 bits or more).
-public enum ProofAlgorithm: String, CaseIterable, Sendable {
-    case es256 = "ES256"
-    case edDSA = "EdDSA"
-    case rs256 = "RS256"
-
-    /// The advertised list, strongest-and-cheapest first.
-    public static let supported = allCases.map(\.rawValue)
-}
-
 /// A public key taken from a proof's `jwk`, for one algorithm.
 public final class ProofVerificationKey {
     let pkey: OpaquePointer
-    public let algorithm: ProofAlgorithm
+    public let algorithm: JWSAlgorithm
 
-    private init(taking pkey: OpaquePointer, algorithm: ProofAlgorithm) {
+    private init(taking pkey: OpaquePointer, algorithm: JWSAlgorithm) {
         self.pkey = pkey
         self.algorithm = algorithm
     }

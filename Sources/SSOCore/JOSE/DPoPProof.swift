@@ -66,6 +66,14 @@ public struct DPoPRequest: Sendable {
 /// DPoP proof JWTs (RFC 9449 §4): parsed and checked in §4.3's order,
 /// except the two checks that need the server's state (an unused `jti`,
 /// the server's nonce), which the caller makes with what this returns.
+///
+/// The one JWS path outside `CompactJWT.verify`, on purpose: a proof
+/// carries its key in its own header (`jwk`, which the pipeline never
+/// reads, RFC 8725 §3.10), has no `kid`, and is refused in §4.3's order,
+/// whose check 3 (required claims) precedes the signature, with DPoP's own
+/// error per check. Its claims are decoded with the header, but nothing in
+/// them is relied on before check 6 verifies the signature. It shares the
+/// algorithm set (`JWSAlgorithm`) and the keys (`JWSVerificationKey`).
 public enum DPoPProof {
     /// A proof is a few hundred bytes; anything near a cookie's size is not one.
     public static let maximumLength = 8 * 1024
@@ -80,6 +88,14 @@ public enum DPoPProof {
     /// claimed at t with an `iat` of t + 60 still passes at t + 180, and a
     /// row whose `expires_at` has come counts as expired in that second.
     public static let replayWindow: Int64 = maximumAge + clockLeeway + 1
+    /// The algorithms a proof may be signed with here (§4.3 check 5: "an
+    /// asymmetric digital signature algorithm ... not none, ... supported by
+    /// the application"): ES256 (P-256, what the Secure Enclave and
+    /// StrongBox hold), EdDSA (Ed25519) and RS256 (2048 bits or more),
+    /// strongest-and-cheapest first.
+    public static let algorithms: [JWSAlgorithm] = [.es256, .edDSA, .rs256]
+    /// The advertised list (discovery, `WWW-Authenticate: DPoP algs=`).
+    public static let supportedAlgorithms = algorithms.map(\.rawValue)
 
     struct Header: Decodable {
         let typ: String?
@@ -122,7 +138,9 @@ public enum DPoPProof {
         // Check 5: "the alg JOSE Header Parameter indicates a registered
         // asymmetric digital signature algorithm ..., is not none, is
         // supported by the application, and is acceptable per local policy".
-        guard let algorithm = ProofAlgorithm(rawValue: alg) else { throw DPoPError(.unsupportedAlgorithm, "alg \(alg.prefix(16))") }
+        guard let algorithm = JWSAlgorithm(rawValue: alg), algorithms.contains(algorithm) else {
+            throw DPoPError(.unsupportedAlgorithm, "alg \(alg.prefix(16))")
+        }
         // Check 7: "the jwk JOSE Header Parameter does not contain a private key".
         guard !jwk.hasPrivateMembers else { throw DPoPError(.privateKeyIncluded, "jwk holds private members") }
         // Check 6: "the JWT signature verifies with the public key contained
@@ -158,7 +176,7 @@ public enum DPoPProof {
     /// The key a proof names, and its RFC 7638 thumbprint, computed from the
     /// key's canonical members (re-encoded from their bytes, so two
     /// spellings of one key have one thumbprint).
-    static func publicKey(_ jwk: ProofJWK, for algorithm: ProofAlgorithm) throws -> (ProofVerifying, String) {
+    static func publicKey(_ jwk: ProofJWK, for algorithm: JWSAlgorithm) throws -> (any JWSVerificationKey, String) {
         func decoded(_ member: String?, _ name: String) throws -> [UInt8] {
             guard let member, let bytes = Base64URL.decode(member), !bytes.isEmpty else { throw DPoPError(.badKey, "jwk \(name) missing or not base64url") }
             return bytes
@@ -253,13 +271,3 @@ public enum DPoPProof {
     }
 }
 
-/// A key that verifies one proof's signature.
-protocol ProofVerifying {
-    func verify(signature: [UInt8], message: [UInt8]) -> Bool
-}
-
-extension ProofVerificationKey: ProofVerifying {}
-
-extension RSAKey: ProofVerifying {
-    func verify(signature: [UInt8], message: [UInt8]) -> Bool { verifyRS256(signature: signature, message: message) }
-}

@@ -7,11 +7,11 @@
 /// thousand cannot grow it.
 public final class ProofKeyCache {
     public static let capacity = 256
-    private var keys: [[UInt8]: (key: ProofVerifying, thumbprint: String)] = [:]
+    private var keys: [[UInt8]: (key: any JWSVerificationKey, thumbprint: String)] = [:]
 
     public init() {}
 
-    func key(_ jwk: ProofJWK, for algorithm: ProofAlgorithm) throws -> (ProofVerifying, String) {
+    func key(_ jwk: ProofJWK, for algorithm: JWSAlgorithm) throws -> (any JWSVerificationKey, String) {
         // Private members are refused before this is asked (§4.3 check 7);
         // the public ones, in a fixed order, name the key, by their bytes
         // (a `String` key would let "\u{212A}" stand for "K").

@@ -1,5 +1,5 @@
 /// The COSE algorithms a credential public key may name here (IANA COSE
-/// Algorithms registry), the same three DPoP takes (ProofAlgorithm).
+/// Algorithms registry), the same three DPoP takes (DPoPProof.algorithms).
 public enum COSEAlgorithm: Int, CaseIterable, Sendable {
     /// ECDSA over P-256 with SHA-256 (RFC 9053 §2.1); what every platform
     /// authenticator and most security keys make.
@@ -17,7 +17,7 @@ public enum COSEAlgorithm: Int, CaseIterable, Sendable {
 /// proof keys use.
 public struct COSEPublicKey {
     public let algorithm: COSEAlgorithm
-    let key: ProofVerifying
+    let key: any JWSVerificationKey
 
     /// RFC 9052 §7.1 common parameters.
     enum Label {

@@ -2,8 +2,8 @@
 //
 // Two input modes, chosen by the first byte:
 // - anything but 0x00: the input is a compact JWS. It goes through
-//   CompactJWT(parsing:), verifyRS256 against the fixed fuzz key, claims
-//   decoding (AccessTokenClaims, and a generic claims object), and the
+//   CompactJWT(parsing:), the verify pipeline against the fixed fuzz key,
+//   claims decoding (AccessTokenClaims, and a generic claims object), and the
 //   resource servers' full AccessTokenValidator (alg, typ, crit, kid,
 //   signature, iss, exp/nbf/iat, aud, scope) behind "Bearer ".
 // - 0x00 header-JSON 0x00 claims-JSON: the target signs the two JSON texts
@@ -34,6 +34,9 @@ enum FuzzJWT {
         policy: AccessTokenPolicy(issuer: issuer, audience: audience, requiredScope: scope),
         keys: JWKSCache(fetcher: FixedKeys(), store: nil), verifiedTokenCapacity: 0)
 
+    static let algorithms: [JWSAlgorithm] = [.rs256]
+    static let types = JWTTypes.required(["at+jwt"], allowingApplicationPrefix: true)
+
     struct AnyClaims: Decodable {
         let iss: String?, sub: String?, exp: Double?, nbf: Double?, iat: Double?, jti: String?
         let aud: AudienceClaim?
@@ -54,11 +57,11 @@ public func fuzzJWT(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         token = String(decoding: bytes, as: UTF8.self)
     }
 
-    if let jwt = try? CompactJWT(parsing: token) {
-        let verified = (try? jwt.verifyRS256(keyFor: { $0 == FuzzJWT.kid ? FuzzJWT.publicKey : nil })) != nil
-        if verified { precondition(jwt.header.alg == "RS256" && jwt.header.kid == FuzzJWT.kid, "verified without RS256 and the kid") }
-        _ = try? jwt.claims(as: AccessTokenClaims.self)
-        _ = try? jwt.claims(as: FuzzJWT.AnyClaims.self)
+    if let jwt = try? CompactJWT(parsing: token),
+       let verified = try? jwt.verify(algorithms: FuzzJWT.algorithms, types: FuzzJWT.types, keys: { $0 == FuzzJWT.kid ? FuzzJWT.publicKey : nil }) {
+        precondition(jwt.header.alg == "RS256" && jwt.header.kid == FuzzJWT.kid, "verified without RS256 and the kid")
+        _ = try? verified.claims(as: AccessTokenClaims.self)
+        _ = try? verified.claims(as: FuzzJWT.AnyClaims.self)
     }
 
     do {
@@ -66,7 +69,8 @@ public func fuzzJWT(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let jwt = try! CompactJWT(parsing: token)
         precondition(jwt.header.alg == "RS256", "accepted alg \(jwt.header.alg)")
         precondition(["at+jwt", "application/at+jwt"].contains(jwt.header.typ?.lowercased() ?? ""), "accepted typ \(String(describing: jwt.header.typ))")
-        precondition((try? jwt.verifyRS256(keyFor: { _ in FuzzJWT.publicKey })) != nil, "accepted a bad signature")
+        precondition((try? jwt.verify(algorithms: FuzzJWT.algorithms, types: FuzzJWT.types, keys: { _ in FuzzJWT.publicKey })) != nil,
+                     "accepted a bad signature")
         precondition(claims.issuer == FuzzJWT.issuer, "accepted iss \(claims.issuer)")
         precondition(claims.audience.values.contains(FuzzJWT.audience), "accepted aud")
         precondition(claims.scopes.contains(Substring(FuzzJWT.scope)), "accepted scope")
