@@ -90,3 +90,11 @@ enum MasterKey {
         }
     }
 }
+
+extension IssuerComposition {
+    /// A responder process's whole composition: the issuer once, and the
+    /// process's route table over it.
+    public static func routeTable(_ process: IssuerProcess, _ config: GatehouseConfig) throws -> RouteTable {
+        try IssuerRouteTable.table(process, services: try services(config, withPages: process.rendersPages), config: config)
+    }
+}

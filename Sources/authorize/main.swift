@@ -4,5 +4,5 @@ import SSOCore
 
 // The authorize responder: GET|POST /authorize.
 ResponderProcess.run(endpoint: "authorize") { config in
-    AuthorizeResponder(services: try IssuerComposition.services(config, withPages: true))
+    try IssuerComposition.routeTable(.authorize, config)
 }

@@ -4,5 +4,5 @@ import SSOCore
 
 // The introspection responder: POST /introspect (RFC 7662).
 ResponderProcess.run(endpoint: "introspect") { config in
-    IntrospectionResponder(services: try IssuerComposition.services(config))
+    try IssuerComposition.routeTable(.introspect, config)
 }

@@ -4,5 +4,5 @@ import SSOCore
 
 // The jwks responder: /.well-known/jwks.json.
 ResponderProcess.run(endpoint: "jwks") { config in
-    JWKSResponder(keys: try IssuerComposition.services(config).signingKeys)
+    try IssuerComposition.routeTable(.jwks, config)
 }

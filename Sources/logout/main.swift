@@ -4,5 +4,5 @@ import SSOCore
 
 // The logout responder: GET|POST /logout (RP-initiated logout).
 ResponderProcess.run(endpoint: "logout") { config in
-    LogoutResponder(services: try IssuerComposition.services(config, withPages: true))
+    try IssuerComposition.routeTable(.logout, config)
 }

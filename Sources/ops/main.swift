@@ -5,5 +5,5 @@ import SSOCore
 // The ops responder: /metrics, /health/live and /health/ready on the ops
 // listener (loopback only).
 ResponderProcess.run(endpoint: "ops") { config in
-    OpsResponder(services: try IssuerComposition.services(config), settings: OpsSettings.of(home: config.home))
+    try IssuerComposition.routeTable(.ops, config)
 }

@@ -4,5 +4,5 @@ import SSOCore
 
 // The revocation responder: POST /revoke (RFC 7009).
 ResponderProcess.run(endpoint: "revoke") { config in
-    try RevocationResponder(services: try IssuerComposition.services(config))
+    try IssuerComposition.routeTable(.revoke, config)
 }

@@ -4,5 +4,5 @@ import SSOCore
 
 // The token responder: POST /token.
 ResponderProcess.run(endpoint: "token") { config in
-    try TokenResponder(services: try IssuerComposition.services(config))
+    try IssuerComposition.routeTable(.token, config)
 }

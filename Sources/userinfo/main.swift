@@ -4,5 +4,5 @@ import SSOCore
 
 // The userinfo responder: GET|POST /userinfo.
 ResponderProcess.run(endpoint: "userinfo") { config in
-    try UserInfoResponder(services: try IssuerComposition.services(config))
+    try IssuerComposition.routeTable(.userinfo, config)
 }

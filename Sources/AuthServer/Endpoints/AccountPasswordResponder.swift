@@ -8,7 +8,7 @@ import SSOCore
 /// and per address, like a sign-in: guessing it here costs what guessing it
 /// at /login does. The change ends every other sign-in of the account with
 /// its tokens and keeps this one. A plain form: the page says what happened.
-public final class AccountPasswordResponder: Responder {
+public final class AccountPasswordResponder: EndpointGroup {
     let accountChanges: AccountChanges
     let selfService: AccountSelfService
 

@@ -10,7 +10,7 @@ import SSOCore
 /// the password does: a passkey signs in alone (with `amr` mfa), so a
 /// browser left signed in, or a stolen cookie, must not be enough to
 /// plant one.
-public final class AccountResponder: Responder {
+public final class AccountResponder: EndpointGroup {
     let services: IssuerServices
     let changes: AccountChangeEndpoints
     typealias SignedIn = SignedInAccount.Value

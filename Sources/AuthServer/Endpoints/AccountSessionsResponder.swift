@@ -15,7 +15,7 @@ import SSOCore
 ///
 /// Both pass AccountChangeEndpoints' guards (Fetch Metadata, Origin, the
 /// session's form token): another site cannot sign anyone out.
-public final class AccountSessionsResponder: Responder {
+public final class AccountSessionsResponder: EndpointGroup {
     let selfService: AccountSelfService
 
     public static let endPath = "/account/sessions/end"

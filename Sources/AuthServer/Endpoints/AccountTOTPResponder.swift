@@ -19,7 +19,7 @@ import SSOCore
 /// Setting up is offered while the account has no TOTP: replacing the app
 /// means removing it (with the password) first, so a browser left signed
 /// in cannot swap the second factor for one of its own either.
-public final class AccountTOTPResponder: Responder {
+public final class AccountTOTPResponder: EndpointGroup {
     let services: IssuerServices
     let changes: AccountChangeEndpoints
     typealias SignedIn = SignedInAccount.Value

@@ -13,7 +13,7 @@ import SSOCore
 /// with TOTP: a right password only marks the pending request and sends the
 /// browser to login-otp.html, whose form (`req`, `otp`) posts here again;
 /// the code then completes the request.
-public final class LoginResponder: Responder {
+public final class LoginResponder: EndpointGroup {
     public static let path = "/login"
     public static let passkeyOptionsPath = "/login/passkey/options"
     public static let passkeyPath = "/login/passkey"
