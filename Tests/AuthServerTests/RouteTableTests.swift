@@ -165,3 +165,30 @@ struct NginxLocations {
         return locations.first { if case .pattern = $0.match { $0.matches(path) } else { false } }?.pool
     }
 }
+
+/// docs/ARCHITECTURE.md prints the route table as the issuer's map; this
+/// keeps the printed one the built one.
+final class RouteTableDocumentationTests: XCTestCase {
+    static func rows(_ tables: [(IssuerProcess, RouteTable)]) -> [String] {
+        tables.flatMap { process, table in
+            table.endpoints.map { endpoint in
+                let guards = endpoint.guards.map { String(describing: type(of: $0)) }.joined(separator: ", ")
+                let path = "`\(endpoint.path)`" + (endpoint.selector.map { " with `\($0)`" } ?? "")
+                return "| \(process.rawValue) | \(endpoint.methods.names.joined(separator: ", ")) | \(path) | \(endpoint.input) | "
+                    + "\(guards.isEmpty ? "–" : guards) | \(type(of: endpoint.errors)) | \(endpoint.cache) |"
+            }
+        }
+    }
+
+    func testTheArchitectureDocumentPrintsTheRouteTable() throws {
+        let issuer = try TemporaryIssuer()
+        defer { issuer.cleanUp() }
+        let tables = try IssuerProcess.allCases.map { ($0, try IssuerRouteTable.table($0, services: issuer.services, config: issuer.config)) }
+        let document = try String(contentsOf: RouteTableTests.root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let expected = Self.rows(tables)
+        let printed = document.split(separator: "\n").map(String.init).filter { line in
+            IssuerProcess.allCases.contains { line.hasPrefix("| \($0.rawValue) |") }
+        }
+        XCTAssertEqual(printed, expected, "docs/ARCHITECTURE.md's route table should read:\n" + expected.joined(separator: "\n"))
+    }
+}
