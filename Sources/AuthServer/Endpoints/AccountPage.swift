@@ -124,7 +124,7 @@ enum AccountPage {
 
     /// The frame of every account page: its two scripts (the passkey
     /// button's ceremony), and `same-origin` so its forms' posts name the
-    /// issuer as their Origin (AccountRequestGuard).
+    /// issuer as their Origin (SameOriginBrowser).
     static func page(title: String, messages: Messages, body: String, status: Int = 200) -> Response {
         PageShell.response(title: messages.text(title), body: body, messages: messages, referrer: .sameOrigin,
                            scripts: ["/js/webauthn-json.js", "/js/account.js"], status: status)
