@@ -28,11 +28,24 @@ struct TokenGrants {
     let clientCredentials: ClientCredentialsGrant
     let dpop: IssuerDPoP
 
+    /// The one place the grants are wired from the issuer's services: each
+    /// grant's init names the few it uses, so what a grant may read or
+    /// write is in its signature, not somewhere in the whole graph.
     init(services: IssuerServices) throws {
-        authorizationCode = AuthorizationCodeGrant(services: services)
-        refreshToken = try RefreshTokenGrant(services: services)
-        tokenExchange = TokenExchangeGrant(services: services)
-        clientCredentials = ClientCredentialsGrant(services: services)
+        let issuer = services.settings.issuer, lifetimes = services.settings.lifetimes
+        authorizationCode = AuthorizationCodeGrant(storage: services.storage, codes: services.codes, refreshTokens: services.refreshTokens,
+                                                   deviceSecrets: services.deviceSecrets, apis: services.apis,
+                                                   groups: services.nativeSSOGroups, tokenIssuer: services.tokenIssuer, issuer: issuer,
+                                                   lifetimes: lifetimes, clock: services.clock)
+        refreshToken = RefreshTokenGrant(storage: services.storage, sealingKey: try services.refreshSealingKey(), sessions: services.sessions,
+                                         users: services.users, deviceSecrets: services.deviceSecrets, apis: services.apis,
+                                         groups: services.nativeSSOGroups, tokenIssuer: services.tokenIssuer, issuer: issuer,
+                                         lifetimes: lifetimes, clock: services.clock)
+        tokenExchange = TokenExchangeGrant(storage: services.storage, refreshTokens: services.refreshTokens, apis: services.apis,
+                                           tokenIssuer: services.tokenIssuer, publishedKeys: services.publishedKeys, clients: services.clients,
+                                           sessions: services.sessions, deviceSecrets: services.deviceSecrets, groups: services.nativeSSOGroups,
+                                           issuer: issuer, lifetimes: lifetimes, clock: services.clock)
+        clientCredentials = ClientCredentialsGrant(apis: services.apis, tokenIssuer: services.tokenIssuer, issuer: issuer, lifetimes: lifetimes)
         dpop = try services.dpop()
     }
 
