@@ -66,6 +66,9 @@ public final class IssuerServices {
         storage: storage, sessions: sessions, codes: codes, pending: pendingAuthorizations, marks: passwordMarks, throttle: loginThrottle,
         validator: AuthorizationRequestValidator(clients: clients, hints: idTokenHints, apis: apis, issuer: settings.issuer),
         lifetimes: settings.lifetimes, clock: clock)
+    /// The prologue the four account responders' change rows share.
+    private(set) lazy var accountChangeEndpoints = AccountChangeEndpoints(issuer: settings.issuer, sessions: sessions, users: users,
+                                                                          catalogue: messages, selfService: accountSelfService)
     public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)
     public private(set) lazy var tokenLocator = PresentedTokenLocator(refreshTokens: refreshTokens, accessTokens: accessTokens)
 

@@ -9,24 +9,50 @@ import SSOCore
 /// at /login does. The change ends every other sign-in of the account with
 /// its tokens and keeps this one. A plain form: the page says what happened.
 public final class AccountPasswordResponder: EndpointGroup {
-    let accountChanges: AccountChanges
-    let selfService: AccountSelfService
-
     public static let path = "/account/password"
     public static let paths = [path]
 
-    public private(set) var endpoints: [Endpoint] = []
-    var table = RouteTable([])
+    public let endpoints: [Endpoint]
+    let table: RouteTable
 
     public init(services: IssuerServices) {
-        let changes = AccountChangeEndpoints(services: services)
-        accountChanges = services.accountChanges
-        selfService = changes.selfService
-        endpoints = [changes.row(Self.path, change)]
+        let changes = services.accountChangeEndpoints
+        let passwordChange = AccountPasswordChange(accountChanges: services.accountChanges, selfService: changes.selfService)
+        endpoints = [changes.row(Self.path, passwordChange.change)]
         table = RouteTable(endpoints)
     }
 
     public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
+
+    /// The section's HTML: a plain form, no script.
+    static func section(formToken: String, messages: Messages) -> String {
+        """
+              <h2>\(messages.html("password.heading"))</h2>
+              <form method="post" action="\(path)" class="password-change">
+                \(AccountPage.tokenField(formToken))
+                <div class="field">
+                  <label for="current-password">\(messages.html("password.current"))</label>
+                  <input id="current-password" name="current" type="password" autocomplete="current-password" required>
+                </div>
+                <div class="field">
+                  <label for="new-password">\(messages.html("password.new"))</label>
+                  <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>
+                </div>
+                <div class="field">
+                  <label for="confirm-password">\(messages.html("password.new_again"))</label>
+                  <input id="confirm-password" name="confirm" type="password" autocomplete="new-password" minlength="8" required>
+                </div>
+                <button type="submit" class="secondary">\(messages.html("password.change"))</button>
+                <p class="small">\(messages.html("password.change_note"))</p>
+              </form>
+        """
+    }
+}
+
+/// `POST /account/password`'s handler.
+struct AccountPasswordChange {
+    let accountChanges: AccountChanges
+    let selfService: AccountSelfService
 
     func change(_ exchange: EndpointExchange) throws -> Response {
         let form = exchange.parameters, signedIn = try exchange.signedIn(), address = exchange.request.remoteAddress
@@ -55,29 +81,5 @@ public final class AccountPasswordResponder: EndpointGroup {
         try selfService.settle(attempt)
         SecurityEvents.passwordChanged(user: user.email, ip: address, sid: signedIn.session.sid)
         return AccountResponder.back("password_changed", "password changed by user \(user.id); other sign-ins ended")
-    }
-
-    /// The section's HTML: a plain form, no script.
-    static func section(formToken: String, messages: Messages) -> String {
-        """
-              <h2>\(messages.html("password.heading"))</h2>
-              <form method="post" action="\(path)" class="password-change">
-                \(AccountPage.tokenField(formToken))
-                <div class="field">
-                  <label for="current-password">\(messages.html("password.current"))</label>
-                  <input id="current-password" name="current" type="password" autocomplete="current-password" required>
-                </div>
-                <div class="field">
-                  <label for="new-password">\(messages.html("password.new"))</label>
-                  <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>
-                </div>
-                <div class="field">
-                  <label for="confirm-password">\(messages.html("password.new_again"))</label>
-                  <input id="confirm-password" name="confirm" type="password" autocomplete="new-password" minlength="8" required>
-                </div>
-                <button type="submit" class="secondary">\(messages.html("password.change"))</button>
-                <p class="small">\(messages.html("password.change_note"))</p>
-              </form>
-        """
     }
 }

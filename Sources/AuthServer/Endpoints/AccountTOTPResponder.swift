@@ -20,10 +20,6 @@ import SSOCore
 /// means removing it (with the password) first, so a browser left signed
 /// in cannot swap the second factor for one of its own either.
 public final class AccountTOTPResponder: EndpointGroup {
-    let services: IssuerServices
-    let changes: AccountChangeEndpoints
-    typealias SignedIn = SignedInAccount.Value
-
     public static let startPath = "/account/totp/start"
     public static let confirmPath = "/account/totp/confirm"
     public static let removePath = "/account/totp/remove"
@@ -32,140 +28,24 @@ public final class AccountTOTPResponder: EndpointGroup {
     /// How long a started setup may wait for its first code.
     static let pendingLifetime: Int64 = 600
 
-    public private(set) var endpoints: [Endpoint] = []
-    var table = RouteTable([])
+    public let endpoints: [Endpoint]
+    let table: RouteTable
+    let forms: AccountTOTPForms
 
     public init(services: IssuerServices) {
-        self.services = services
-        changes = AccountChangeEndpoints(services: services)
-        endpoints = [changes.row(Self.startPath, start), changes.row(Self.confirmPath, confirm), changes.row(Self.removePath, remove)]
+        let changes = services.accountChangeEndpoints
+        let forms = AccountTOTPForms(changes: changes, totp: services.totp, sealingKeys: services.sealingKeys,
+                                     brandName: services.settings.brandName, catalogue: services.messages, clock: services.clock)
+        self.forms = forms
+        endpoints = [changes.row(Self.startPath, forms.start), changes.row(Self.confirmPath, forms.confirm),
+                     changes.row(Self.removePath, forms.remove)]
         table = RouteTable(endpoints)
     }
 
     public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
 
-    /// The setup page's language: the browser's (Accept-Language).
-    func messages(_ exchange: EndpointExchange) -> Messages { services.messages.messages(for: exchange.request) }
-
-    /// Setting up takes the current password, as removing does: a code
-    /// from the attacker's own app would otherwise lock the owner out of a
-    /// password sign-in, from a browser left signed in or a stolen cookie.
-    func start(_ exchange: EndpointExchange) throws -> Response {
-        let signedIn = try exchange.signedIn(), user = signedIn.user, messages = messages(exchange)
-        if try services.totp.isEnrolled(userID: user.id) {
-            return AccountResponder.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled")
-        }
-        switch try changes.confirmCurrentPassword(exchange.parameters, of: user, address: exchange.request.remoteAddress) {
-        case nil: return AccountResponder.back("password_missing", "TOTP setup without the current password")
-        case .verified?: break
-        case .locked(let detail)?: return AccountResponder.back("password_locked", "TOTP setup refused: \(detail)")
-        case .wrong?:
-            return AccountResponder.back("totp_start_password_wrong", "TOTP setup refused: wrong current password for user \(user.id)")
-        }
-        let secret = SecureRandom.bytes(TOTP.secretByteCount)
-        let pending = try seal(secret, expiresAt: services.clock() + Self.pendingLifetime, for: signedIn)
-        return try setupPage(secret: secret, pending: pending, signedIn, error: nil, messages: messages)
-            .logging("TOTP setup started for user \(user.id)")
-    }
-
-    func confirm(_ exchange: EndpointExchange) throws -> Response {
-        let form = exchange.parameters, signedIn = try exchange.signedIn(), user = signedIn.user, messages = messages(exchange)
-        guard let pending = try? form.single("pending"), let secret = try open(pending, for: signedIn) else {
-            return AccountResponder.back("totp_expired",
-                                         "TOTP confirmation refused: pending setup missing, altered, expired or not this session's (user \(user.id))")
-        }
-        if try services.totp.isEnrolled(userID: user.id) {
-            return AccountResponder.back("totp_already_on", "TOTP confirmation refused: user \(user.id) is enrolled")
-        }
-        // An app shows "123 456"; people type it so.
-        let code = String(((try? form.single("code")) ?? "").unicodeScalars.filter { $0 != " " })
-        guard let step = TOTPVerifier.matchingStep(code: code, secret: secret, at: services.clock(), after: Int64.min) else {
-            return try setupPage(secret: secret, pending: pending, signedIn, error: "totp.wrong_code", messages: messages)
-                .logging("TOTP confirmation refused: wrong code for user \(user.id)")
-        }
-        try services.totp.enrol(userID: user.id, secret: secret, usedStep: step)
-        SecurityEvents.totpEnrolled(user: user.email, ip: exchange.request.remoteAddress, sid: signedIn.session.sid)
-        return AccountResponder.back("totp_on", "TOTP enrolled by user \(user.id)")
-    }
-
-    func remove(_ exchange: EndpointExchange) throws -> Response {
-        let form = exchange.parameters, signedIn = try exchange.signedIn(), user = signedIn.user, address = exchange.request.remoteAddress
-        guard let current = try form.singleAllowingControlCharacters("current"), current.utf8.count <= 1024 else {
-            return AccountResponder.back("password_missing", "TOTP removal without the current password")
-        }
-        let attempt: LoginAttempt
-        switch try changes.selfService.checkCurrentPassword(current, of: user, address: address) {
-        case .verified(let admitted): attempt = admitted
-        case .locked(let detail): return AccountResponder.back("password_locked", "TOTP removal refused: \(detail)")
-        case .wrong: return AccountResponder.back("totp_password_wrong", "TOTP removal refused: wrong current password for user \(user.id)")
-        }
-        let removed = try changes.selfService.removeTOTP(userID: user.id, settling: attempt)
-        guard removed else { return AccountResponder.back("totp_off", "TOTP removal: user \(user.id) had no enrolment") }
-        SecurityEvents.totpRemoved(user: user.email, ip: address, sid: signedIn.session.sid)
-        return AccountResponder.back("totp_off", "TOTP removed by user \(user.id)")
-    }
-
-    // MARK: The pending seed
-
-    /// The authenticated data: this purpose, this user, this session.
-    static func context(userID: Int64, sid: String) -> [UInt8] { Array("gatehouse-totp-pending-v1 user \(userID) sid \(sid)".utf8) }
-
-    func key() throws -> [UInt8] {
-        guard let key = try services.sealingKeys.key(.totp, create: true) else {
-            throw TOTPSealError(description: "the TOTP sealing key is missing")
-        }
-        return key
-    }
-
-    /// Base64URL of AES-GCM(expiry as 8 bytes big-endian || seed).
-    func seal(_ secret: [UInt8], expiresAt: Int64, for signedIn: SignedIn) throws -> String {
-        let expiry = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: expiresAt) >> (56 - 8 * UInt64($0))) }
-        return Base64URL.encode(try AESGCM.seal(expiry + secret, key: key(),
-                                                authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid)))
-    }
-
     /// The seed, or nil when `pending` is not one this session sealed or has expired.
-    func open(_ pending: String, for signedIn: SignedIn) throws -> [UInt8]? {
-        guard pending.utf8.count <= 512, let sealed = Base64URL.decode(pending),
-              let plain = try? AESGCM.open(sealed, key: key(), authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid)),
-              plain.count == 8 + TOTP.secretByteCount else { return nil }
-        let expiresAt = Int64(bitPattern: plain.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-        guard services.clock() <= expiresAt else { return nil }
-        return Array(plain.dropFirst(8))
-    }
-
-    // MARK: HTML
-
-    /// `error`: a catalogue key, shown above the form.
-    func setupPage(secret: [UInt8], pending: String, _ signedIn: SignedIn, error: String?, messages: Messages) throws -> Response {
-        let escape = HTMLEscaping.escape
-        let qr = try QRCodeSVG(encoding: OTPAuthURI.totp(email: signedIn.user.email, secret: secret, issuer: services.settings.brandName))
-            .svg(label: messages.text("totp.qr_label"))
-        // Groups of four, as apps show and people type them.
-        let key = Base32.encode(secret).enumerated().map { $0.offset > 0 && $0.offset % 4 == 0 ? " \($0.element)" : "\($0.element)" }.joined()
-        let errorLine = error.map { "<p class=\"alert\" role=\"alert\" id=\"totp-error\">\(messages.html($0))</p>" } ?? ""
-        return AccountPage.page(title: "totp.set_up", messages: messages, body: """
-            <main class="card">
-              <h1>\(messages.html("totp.set_up"))</h1>
-              \(errorLine)
-              <p>\(messages.html("totp.scan"))</p>
-              <div class="qr" id="totp-qr">\(qr)</div>
-              <p class="small">\(messages.html("totp.manual_key"))</p>
-              <p><code class="totp-key" id="totp-secret">\(escape(key))</code></p>
-              <form method="post" action="\(Self.confirmPath)" class="totp-confirm">
-                \(AccountPage.tokenField(signedIn.formToken))
-                <input type="hidden" name="pending" value="\(escape(pending))">
-                <div class="field">
-                  <label for="totp-code">\(messages.html("totp.code_label"))</label>
-                  <input id="totp-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
-                </div>
-                <button type="submit">\(messages.html("totp.turn_on"))</button>
-              </form>
-              <p class="small">\(messages.html("totp.setup_expires", ["minutes": String(Self.pendingLifetime / 60)])) \
-            <a href="\(AccountResponder.pagePath)">\(messages.html("totp.cancel"))</a></p>
-            </main>
-            """)
-    }
+    func open(_ pending: String, for signedIn: SignedInAccount.Value) throws -> [UInt8]? { try forms.open(pending, for: signedIn) }
 
     /// The section's HTML: a plain form, no script.
     static func section(formToken: String, enrolled: Bool, messages: Messages) -> String {
@@ -196,5 +76,140 @@ public final class AccountTOTPResponder: EndpointGroup {
                 <button type="submit" class="secondary">\(messages.html("totp.set_up"))</button>
               </form>
         """
+    }
+}
+
+/// The TOTP forms' handlers, and the pending seed they pass along.
+struct AccountTOTPForms {
+    typealias SignedIn = SignedInAccount.Value
+    let changes: AccountChangeEndpoints
+    let totp: TOTPEnrolments
+    let sealingKeys: any SealingKeySource
+    /// The authenticator app's name for the entry (OTPAuthURI).
+    let brandName: String
+    let catalogue: MessageCatalogue
+    let clock: Clock
+
+    /// The setup page's language: the browser's (Accept-Language).
+    func messages(_ exchange: EndpointExchange) -> Messages { catalogue.messages(for: exchange.request) }
+
+    /// Setting up takes the current password, as removing does: a code
+    /// from the attacker's own app would otherwise lock the owner out of a
+    /// password sign-in, from a browser left signed in or a stolen cookie.
+    func start(_ exchange: EndpointExchange) throws -> Response {
+        let signedIn = try exchange.signedIn(), user = signedIn.user, messages = messages(exchange)
+        if try totp.isEnrolled(userID: user.id) {
+            return AccountResponder.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled")
+        }
+        switch try changes.confirmCurrentPassword(exchange.parameters, of: user, address: exchange.request.remoteAddress) {
+        case nil: return AccountResponder.back("password_missing", "TOTP setup without the current password")
+        case .verified?: break
+        case .locked(let detail)?: return AccountResponder.back("password_locked", "TOTP setup refused: \(detail)")
+        case .wrong?:
+            return AccountResponder.back("totp_start_password_wrong", "TOTP setup refused: wrong current password for user \(user.id)")
+        }
+        let secret = SecureRandom.bytes(TOTP.secretByteCount)
+        let pending = try seal(secret, expiresAt: clock() + AccountTOTPResponder.pendingLifetime, for: signedIn)
+        return try setupPage(secret: secret, pending: pending, signedIn, error: nil, messages: messages)
+            .logging("TOTP setup started for user \(user.id)")
+    }
+
+    func confirm(_ exchange: EndpointExchange) throws -> Response {
+        let form = exchange.parameters, signedIn = try exchange.signedIn(), user = signedIn.user, messages = messages(exchange)
+        guard let pending = try? form.single("pending"), let secret = try open(pending, for: signedIn) else {
+            return AccountResponder.back("totp_expired",
+                                         "TOTP confirmation refused: pending setup missing, altered, expired or not this session's (user \(user.id))")
+        }
+        if try totp.isEnrolled(userID: user.id) {
+            return AccountResponder.back("totp_already_on", "TOTP confirmation refused: user \(user.id) is enrolled")
+        }
+        // An app shows "123 456"; people type it so.
+        let code = String(((try? form.single("code")) ?? "").unicodeScalars.filter { $0 != " " })
+        guard let step = TOTPVerifier.matchingStep(code: code, secret: secret, at: clock(), after: Int64.min) else {
+            return try setupPage(secret: secret, pending: pending, signedIn, error: "totp.wrong_code", messages: messages)
+                .logging("TOTP confirmation refused: wrong code for user \(user.id)")
+        }
+        try totp.enrol(userID: user.id, secret: secret, usedStep: step)
+        SecurityEvents.totpEnrolled(user: user.email, ip: exchange.request.remoteAddress, sid: signedIn.session.sid)
+        return AccountResponder.back("totp_on", "TOTP enrolled by user \(user.id)")
+    }
+
+    func remove(_ exchange: EndpointExchange) throws -> Response {
+        let form = exchange.parameters, signedIn = try exchange.signedIn(), user = signedIn.user, address = exchange.request.remoteAddress
+        guard let current = try form.singleAllowingControlCharacters("current"), current.utf8.count <= 1024 else {
+            return AccountResponder.back("password_missing", "TOTP removal without the current password")
+        }
+        let attempt: LoginAttempt
+        switch try changes.selfService.checkCurrentPassword(current, of: user, address: address) {
+        case .verified(let admitted): attempt = admitted
+        case .locked(let detail): return AccountResponder.back("password_locked", "TOTP removal refused: \(detail)")
+        case .wrong: return AccountResponder.back("totp_password_wrong", "TOTP removal refused: wrong current password for user \(user.id)")
+        }
+        let removed = try changes.selfService.removeTOTP(userID: user.id, settling: attempt)
+        guard removed else { return AccountResponder.back("totp_off", "TOTP removal: user \(user.id) had no enrolment") }
+        SecurityEvents.totpRemoved(user: user.email, ip: address, sid: signedIn.session.sid)
+        return AccountResponder.back("totp_off", "TOTP removed by user \(user.id)")
+    }
+
+    // MARK: The pending seed
+
+    /// The authenticated data: this purpose, this user, this session.
+    static func context(userID: Int64, sid: String) -> [UInt8] { Array("gatehouse-totp-pending-v1 user \(userID) sid \(sid)".utf8) }
+
+    func key() throws -> [UInt8] {
+        guard let key = try sealingKeys.key(.totp, create: true) else {
+            throw TOTPSealError(description: "the TOTP sealing key is missing")
+        }
+        return key
+    }
+
+    /// Base64URL of AES-GCM(expiry as 8 bytes big-endian || seed).
+    func seal(_ secret: [UInt8], expiresAt: Int64, for signedIn: SignedIn) throws -> String {
+        let expiry = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: expiresAt) >> (56 - 8 * UInt64($0))) }
+        return Base64URL.encode(try AESGCM.seal(expiry + secret, key: key(),
+                                                authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid)))
+    }
+
+    /// The seed, or nil when `pending` is not one this session sealed or has expired.
+    func open(_ pending: String, for signedIn: SignedIn) throws -> [UInt8]? {
+        guard pending.utf8.count <= 512, let sealed = Base64URL.decode(pending),
+              let plain = try? AESGCM.open(sealed, key: key(), authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid)),
+              plain.count == 8 + TOTP.secretByteCount else { return nil }
+        let expiresAt = Int64(bitPattern: plain.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        guard clock() <= expiresAt else { return nil }
+        return Array(plain.dropFirst(8))
+    }
+
+    // MARK: HTML
+
+    /// `error`: a catalogue key, shown above the form.
+    func setupPage(secret: [UInt8], pending: String, _ signedIn: SignedIn, error: String?, messages: Messages) throws -> Response {
+        let escape = HTMLEscaping.escape
+        let qr = try QRCodeSVG(encoding: OTPAuthURI.totp(email: signedIn.user.email, secret: secret, issuer: brandName))
+            .svg(label: messages.text("totp.qr_label"))
+        // Groups of four, as apps show and people type them.
+        let key = Base32.encode(secret).enumerated().map { $0.offset > 0 && $0.offset % 4 == 0 ? " \($0.element)" : "\($0.element)" }.joined()
+        let errorLine = error.map { "<p class=\"alert\" role=\"alert\" id=\"totp-error\">\(messages.html($0))</p>" } ?? ""
+        return AccountPage.page(title: "totp.set_up", messages: messages, body: """
+            <main class="card">
+              <h1>\(messages.html("totp.set_up"))</h1>
+              \(errorLine)
+              <p>\(messages.html("totp.scan"))</p>
+              <div class="qr" id="totp-qr">\(qr)</div>
+              <p class="small">\(messages.html("totp.manual_key"))</p>
+              <p><code class="totp-key" id="totp-secret">\(escape(key))</code></p>
+              <form method="post" action="\(AccountTOTPResponder.confirmPath)" class="totp-confirm">
+                \(AccountPage.tokenField(signedIn.formToken))
+                <input type="hidden" name="pending" value="\(escape(pending))">
+                <div class="field">
+                  <label for="totp-code">\(messages.html("totp.code_label"))</label>
+                  <input id="totp-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+                </div>
+                <button type="submit">\(messages.html("totp.turn_on"))</button>
+              </form>
+              <p class="small">\(messages.html("totp.setup_expires", ["minutes": String(AccountTOTPResponder.pendingLifetime / 60)])) \
+            <a href="\(AccountResponder.pagePath)">\(messages.html("totp.cancel"))</a></p>
+            </main>
+            """)
     }
 }
