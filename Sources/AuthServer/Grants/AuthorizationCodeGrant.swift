@@ -2,7 +2,7 @@ import IssuerStorage
 import SSOCore
 
 /// `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.5–4.6).
-public final class AuthorizationCodeGrant {
+public struct AuthorizationCodeGrant {
     let storage: any IssuerStorage
     let codes: AuthorizationCodes
     let refreshTokens: RefreshTokens
@@ -13,21 +13,6 @@ public final class AuthorizationCodeGrant {
     let issuer: String
     let lifetimes: TokenLifetimes
     let clock: Clock
-
-    public init(storage: any IssuerStorage, codes: AuthorizationCodes, refreshTokens: RefreshTokens, deviceSecrets: DeviceSecrets,
-                apis: APIRegistry, groups: NativeSSOGroups, tokenIssuer: TokenIssuer, issuer: String, lifetimes: TokenLifetimes,
-                clock: @escaping Clock) {
-        self.storage = storage
-        self.codes = codes
-        self.refreshTokens = refreshTokens
-        self.deviceSecrets = deviceSecrets
-        self.apis = apis
-        self.tokenIssuer = tokenIssuer
-        deviceIDBinding = DeviceIDBinding(groups: groups)
-        self.issuer = issuer
-        self.lifetimes = lifetimes
-        self.clock = clock
-    }
 
     /// `dpopJKT`: the key of the request's checked DPoP proof, if any.
     public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil) throws -> TokenResponseBody {

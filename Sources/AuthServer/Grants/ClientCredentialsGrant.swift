@@ -5,18 +5,11 @@ import SSOCore
 /// for an access token of its own, to call an API with no user involved.
 /// RFC 6749 §4.4.3: "A refresh token SHOULD NOT be included", and no
 /// ID token either (no one signed in).
-public final class ClientCredentialsGrant {
+public struct ClientCredentialsGrant {
     let apis: APIRegistry
     let tokenIssuer: TokenIssuer
     let issuer: String
     let lifetimes: TokenLifetimes
-
-    public init(apis: APIRegistry, tokenIssuer: TokenIssuer, issuer: String, lifetimes: TokenLifetimes) {
-        self.apis = apis
-        self.tokenIssuer = tokenIssuer
-        self.issuer = issuer
-        self.lifetimes = lifetimes
-    }
 
     /// `dpopJKT`: the key of the request's checked DPoP proof, if any.
     public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil) throws -> TokenResponseBody {

@@ -2,7 +2,8 @@ import IssuerStorage
 import SSOCore
 
 /// `grant_type=refresh_token` (RFC 6749 §6) with rotation (RFC 9700 §4.14.2).
-public final class RefreshTokenGrant {
+public struct RefreshTokenGrant {
+    /// The grant's only writer: it reads the rest.
     let rotation: RefreshTokenRotation
     let sessions: SSOSessions
     let users: UserAccounts
@@ -12,22 +13,6 @@ public final class RefreshTokenGrant {
     let deviceIDBinding: DeviceIDBinding
     let issuer: String
     let lifetimes: TokenLifetimes
-
-    /// `storage`, `sealingKey` and `clock` are the rotation's
-    /// (RefreshTokenRotation): the grant writes through it alone.
-    public init(storage: any IssuerStorage, sealingKey: [UInt8], sessions: SSOSessions, users: UserAccounts, deviceSecrets: DeviceSecrets,
-                apis: APIRegistry, groups: NativeSSOGroups, tokenIssuer: TokenIssuer, issuer: String, lifetimes: TokenLifetimes,
-                clock: @escaping Clock) {
-        rotation = RefreshTokenRotation(storage: storage, sealingKey: sealingKey, clock: clock)
-        self.sessions = sessions
-        self.users = users
-        self.deviceSecrets = deviceSecrets
-        self.apis = apis
-        self.tokenIssuer = tokenIssuer
-        deviceIDBinding = DeviceIDBinding(groups: groups)
-        self.issuer = issuer
-        self.lifetimes = lifetimes
-    }
 
     /// `dpopJKT`: the key of the request's checked DPoP proof, if any;
     /// `ip`: the client's address (audit events).

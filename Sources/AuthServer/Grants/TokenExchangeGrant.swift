@@ -14,29 +14,14 @@ import SSOCore
 /// the code grant, OIDC Core §11) is bound to the same
 /// `sid`, so ending that session (logout, `ssoctl sessions revoke`,
 /// password change, disabling) revokes app #2's tokens with app #1's.
-public final class TokenExchangeGrant {
+public struct TokenExchangeGrant {
+    let checks: NativeSSOChecks
     let storage: any IssuerStorage
     let refreshTokens: RefreshTokens
     let apis: APIRegistry
     let tokenIssuer: TokenIssuer
-    let checks: NativeSSOChecks
     let issuer: String
     let lifetimes: TokenLifetimes
-
-    /// `publishedKeys`, `clients`, `sessions`, `deviceSecrets`, `groups` and
-    /// `clock` are the checks' (NativeSSOChecks).
-    public init(storage: any IssuerStorage, refreshTokens: RefreshTokens, apis: APIRegistry, tokenIssuer: TokenIssuer,
-                publishedKeys: PublishedSigningKeyCache, clients: ClientRegistry, sessions: SSOSessions, deviceSecrets: DeviceSecrets,
-                groups: NativeSSOGroups, issuer: String, lifetimes: TokenLifetimes, clock: @escaping Clock) {
-        self.storage = storage
-        self.refreshTokens = refreshTokens
-        self.apis = apis
-        self.tokenIssuer = tokenIssuer
-        checks = NativeSSOChecks(verifier: NativeSSOSubjectTokenVerifier(issuer: issuer, keys: publishedKeys), clients: clients,
-                                 sessions: sessions, deviceSecrets: deviceSecrets, groups: groups, clock: clock)
-        self.issuer = issuer
-        self.lifetimes = lifetimes
-    }
 
     /// `dpopJKT`: the key of the request's checked DPoP proof, if any;
     /// `ip`: the client's address (audit events).
