@@ -23,30 +23,6 @@ public final class AccountPasswordResponder: EndpointGroup {
     }
 
     public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
-
-    /// The section's HTML: a plain form, no script.
-    static func section(formToken: String, messages: Messages) -> String {
-        """
-              <h2>\(messages.html("password.heading"))</h2>
-              <form method="post" action="\(path)" class="password-change">
-                \(AccountPage.tokenField(formToken))
-                <div class="field">
-                  <label for="current-password">\(messages.html("password.current"))</label>
-                  <input id="current-password" name="current" type="password" autocomplete="current-password" required>
-                </div>
-                <div class="field">
-                  <label for="new-password">\(messages.html("password.new"))</label>
-                  <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>
-                </div>
-                <div class="field">
-                  <label for="confirm-password">\(messages.html("password.new_again"))</label>
-                  <input id="confirm-password" name="confirm" type="password" autocomplete="new-password" minlength="8" required>
-                </div>
-                <button type="submit" class="secondary">\(messages.html("password.change"))</button>
-                <p class="small">\(messages.html("password.change_note"))</p>
-              </form>
-        """
-    }
 }
 
 /// `POST /account/password`'s handler.
@@ -81,5 +57,31 @@ struct AccountPasswordChange {
         try selfService.settle(attempt)
         SecurityEvents.passwordChanged(user: user.email, ip: address, sid: signedIn.session.sid)
         return AccountResponder.back("password_changed", "password changed by user \(user.id); other sign-ins ended")
+    }
+}
+
+extension AccountPasswordResponder {
+    /// The section's HTML: a plain form, no script.
+    static func section(formToken: String, messages: Messages) -> String {
+        """
+              <h2>\(messages.html("password.heading"))</h2>
+              <form method="post" action="\(path)" class="password-change">
+                \(AccountPage.tokenField(formToken))
+                <div class="field">
+                  <label for="current-password">\(messages.html("password.current"))</label>
+                  <input id="current-password" name="current" type="password" autocomplete="current-password" required>
+                </div>
+                <div class="field">
+                  <label for="new-password">\(messages.html("password.new"))</label>
+                  <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>
+                </div>
+                <div class="field">
+                  <label for="confirm-password">\(messages.html("password.new_again"))</label>
+                  <input id="confirm-password" name="confirm" type="password" autocomplete="new-password" minlength="8" required>
+                </div>
+                <button type="submit" class="secondary">\(messages.html("password.change"))</button>
+                <p class="small">\(messages.html("password.change_note"))</p>
+              </form>
+        """
     }
 }

@@ -46,37 +46,6 @@ public final class AccountTOTPResponder: EndpointGroup {
 
     /// The seed, or nil when `pending` is not one this session sealed or has expired.
     func open(_ pending: String, for signedIn: SignedInAccount.Value) throws -> [UInt8]? { try forms.open(pending, for: signedIn) }
-
-    /// The section's HTML: a plain form, no script.
-    static func section(formToken: String, enrolled: Bool, messages: Messages) -> String {
-        if enrolled {
-            return """
-                  <h2>\(messages.html("totp.heading"))</h2>
-                  <p id="totp-status"><strong>\(messages.html("totp.state_on"))</strong> \(messages.html("totp.status_on"))</p>
-                  <form method="post" action="\(removePath)" class="totp-remove">
-                    \(AccountPage.tokenField(formToken))
-                    <div class="field">
-                      <label for="totp-remove-password">\(messages.html("password.current"))</label>
-                      <input id="totp-remove-password" name="current" type="password" autocomplete="current-password" required>
-                    </div>
-                    <button type="submit" class="secondary">\(messages.html("totp.remove"))</button>
-                    <p class="small">\(messages.html("totp.remove_note"))</p>
-                  </form>
-            """
-        }
-        return """
-              <h2>\(messages.html("totp.heading"))</h2>
-              <p id="totp-status"><strong>\(messages.html("totp.state_off"))</strong> \(messages.html("totp.status_off"))</p>
-              <form method="post" action="\(startPath)" class="totp-start">
-                \(AccountPage.tokenField(formToken))
-                <div class="field">
-                  <label for="totp-start-password">\(messages.html("password.current"))</label>
-                  <input id="totp-start-password" name="current" type="password" autocomplete="current-password" required>
-                </div>
-                <button type="submit" class="secondary">\(messages.html("totp.set_up"))</button>
-              </form>
-        """
-    }
 }
 
 /// The TOTP forms' handlers, and the pending seed they pass along.
@@ -211,5 +180,38 @@ struct AccountTOTPForms {
             <a href="\(AccountResponder.pagePath)">\(messages.html("totp.cancel"))</a></p>
             </main>
             """)
+    }
+}
+
+extension AccountTOTPResponder {
+    /// The section's HTML: a plain form, no script.
+    static func section(formToken: String, enrolled: Bool, messages: Messages) -> String {
+        if enrolled {
+            return """
+                  <h2>\(messages.html("totp.heading"))</h2>
+                  <p id="totp-status"><strong>\(messages.html("totp.state_on"))</strong> \(messages.html("totp.status_on"))</p>
+                  <form method="post" action="\(removePath)" class="totp-remove">
+                    \(AccountPage.tokenField(formToken))
+                    <div class="field">
+                      <label for="totp-remove-password">\(messages.html("password.current"))</label>
+                      <input id="totp-remove-password" name="current" type="password" autocomplete="current-password" required>
+                    </div>
+                    <button type="submit" class="secondary">\(messages.html("totp.remove"))</button>
+                    <p class="small">\(messages.html("totp.remove_note"))</p>
+                  </form>
+            """
+        }
+        return """
+              <h2>\(messages.html("totp.heading"))</h2>
+              <p id="totp-status"><strong>\(messages.html("totp.state_off"))</strong> \(messages.html("totp.status_off"))</p>
+              <form method="post" action="\(startPath)" class="totp-start">
+                \(AccountPage.tokenField(formToken))
+                <div class="field">
+                  <label for="totp-start-password">\(messages.html("password.current"))</label>
+                  <input id="totp-start-password" name="current" type="password" autocomplete="current-password" required>
+                </div>
+                <button type="submit" class="secondary">\(messages.html("totp.set_up"))</button>
+              </form>
+        """
     }
 }
