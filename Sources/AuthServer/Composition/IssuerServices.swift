@@ -57,10 +57,18 @@ public final class IssuerServices {
     public private(set) lazy var silentSignIn = SilentSignIn(storage: storage, codes: codes,
                                                             codeLifetime: settings.lifetimes.authorizationCode)
     public private(set) lazy var signOut = SignOut(storage: storage, clock: clock)
+    /// /authorize's and /par's: one validator, so a pushed request is held
+    /// to exactly the checks /authorize applies (RFC 9126 §2.1).
+    public private(set) lazy var authorizationRequestValidator = AuthorizationRequestValidator(
+        clients: clients, hints: idTokenHints, apis: apis, issuer: settings.issuer,
+        requirePushedRequests: settings.requirePushedAuthorizationRequests)
     public private(set) lazy var signInCompletion = SignInCompletion(
         storage: storage, sessions: sessions, codes: codes, pending: pendingAuthorizations, marks: passwordMarks, throttle: loginThrottle,
         validator: AuthorizationRequestValidator(clients: clients, hints: idTokenHints, apis: apis, issuer: settings.issuer),
         lifetimes: settings.lifetimes, clock: clock)
+    /// The prologue the four account responders' change rows share.
+    private(set) lazy var accountChangeEndpoints = AccountChangeEndpoints(issuer: settings.issuer, sessions: sessions, users: users,
+                                                                          catalogue: messages, selfService: accountSelfService)
     public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)
     public private(set) lazy var tokenLocator = PresentedTokenLocator(refreshTokens: refreshTokens, accessTokens: accessTokens)
 

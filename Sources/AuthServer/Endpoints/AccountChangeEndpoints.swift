@@ -10,14 +10,15 @@ struct AccountChangeEndpoints {
     let errors: AccountErrors
     let selfService: AccountSelfService
 
-    init(services: IssuerServices) {
-        guards = [SameOriginBrowser(issuer: services.settings.issuer),
-                  SignedInAccount(sessions: services.sessions, users: services.users),
-                  AccountFormToken()]
-        errors = AccountErrors(catalogue: services.messages)
-        selfService = services.accountSelfService
+    init(issuer: String, sessions: SSOSessions, users: UserAccounts, catalogue: MessageCatalogue, selfService: AccountSelfService) {
+        guards = [SameOriginBrowser(issuer: issuer), SignedInAccount(sessions: sessions, users: users), AccountFormToken()]
+        errors = AccountErrors(catalogue: catalogue)
+        self.selfService = selfService
     }
 
+    /// `handler`: a method of a handler struct, never of the responder
+    /// class: that would capture the responder in the row its route table
+    /// holds, a cycle never freed (ResponderLifetimeTests).
     func row(_ path: String, _ handler: @escaping (EndpointExchange) throws -> Response) -> Endpoint {
         Endpoint(path, .post, input: .form, guards: guards, errors: errors, cache: .noStore, handler: handler)
     }

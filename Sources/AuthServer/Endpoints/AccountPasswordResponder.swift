@@ -9,24 +9,26 @@ import SSOCore
 /// at /login does. The change ends every other sign-in of the account with
 /// its tokens and keeps this one. A plain form: the page says what happened.
 public final class AccountPasswordResponder: EndpointGroup {
-    let accountChanges: AccountChanges
-    let selfService: AccountSelfService
-
     public static let path = "/account/password"
     public static let paths = [path]
 
-    public private(set) var endpoints: [Endpoint] = []
-    var table = RouteTable([])
+    public let endpoints: [Endpoint]
+    let table: RouteTable
 
     public init(services: IssuerServices) {
-        let changes = AccountChangeEndpoints(services: services)
-        accountChanges = services.accountChanges
-        selfService = changes.selfService
-        endpoints = [changes.row(Self.path, change)]
+        let changes = services.accountChangeEndpoints
+        let passwordChange = AccountPasswordChange(accountChanges: services.accountChanges, selfService: changes.selfService)
+        endpoints = [changes.row(Self.path, passwordChange.change)]
         table = RouteTable(endpoints)
     }
 
     public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
+}
+
+/// `POST /account/password`'s handler.
+struct AccountPasswordChange {
+    let accountChanges: AccountChanges
+    let selfService: AccountSelfService
 
     func change(_ exchange: EndpointExchange) throws -> Response {
         let form = exchange.parameters, signedIn = try exchange.signedIn(), address = exchange.request.remoteAddress
@@ -56,7 +58,9 @@ public final class AccountPasswordResponder: EndpointGroup {
         SecurityEvents.passwordChanged(user: user.email, ip: address, sid: signedIn.session.sid)
         return AccountResponder.back("password_changed", "password changed by user \(user.id); other sign-ins ended")
     }
+}
 
+extension AccountPasswordResponder {
     /// The section's HTML: a plain form, no script.
     static func section(formToken: String, messages: Messages) -> String {
         """

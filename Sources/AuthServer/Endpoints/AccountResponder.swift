@@ -11,10 +11,6 @@ import SSOCore
 /// browser left signed in, or a stolen cookie, must not be enough to
 /// plant one.
 public final class AccountResponder: EndpointGroup {
-    let services: IssuerServices
-    let changes: AccountChangeEndpoints
-    typealias SignedIn = SignedInAccount.Value
-
     public static let pagePath = "/account"
     public static let optionsPath = "/account/passkeys/options"
     public static let registerPath = "/account/passkeys"
@@ -29,35 +25,49 @@ public final class AccountResponder: EndpointGroup {
         return detail.map(response.logging) ?? response
     }
 
-    let signIn: AccountSignIn
-    public private(set) var endpoints: [Endpoint] = []
-    var table = RouteTable([])
+    public let endpoints: [Endpoint]
+    let table: RouteTable
 
+    /// The page's handlers are structs too (AccountOverview, AccountSignIn),
+    /// for the reason AccountChangeEndpoints.row gives.
     public init(services: IssuerServices) {
-        self.services = services
-        changes = AccountChangeEndpoints(services: services)
+        let changes = services.accountChangeEndpoints
         let whoIsAsking = SignedInAccount(sessions: services.sessions, users: services.users, required: false)
-        signIn = AccountSignIn(issuer: services.settings.issuer, redemption: services.accountCodeRedemption, whoIsAsking: whoIsAsking,
-                               catalogue: services.messages)
+        let signIn = AccountSignIn(issuer: services.settings.issuer, redemption: services.accountCodeRedemption, whoIsAsking: whoIsAsking,
+                                   catalogue: services.messages)
+        let overview = AccountOverview(signIn: signIn, selfService: changes.selfService, sessions: services.sessions, clients: services.clients,
+                                       totp: services.totp, catalogue: services.messages)
+        let passkeys = AccountPasskeys(changes: changes, passkeys: services.passkeys, catalogue: services.messages)
         endpoints = [
-            Endpoint(Self.pagePath, .read, guards: [whoIsAsking], cache: .noStore, handler: page),
+            Endpoint(Self.pagePath, .read, guards: [whoIsAsking], cache: .noStore, handler: overview.page),
             // Not HEAD: it redeems a code.
             Endpoint(AccountClient.callbackPath, .get, cache: .noStore, handler: signIn.finish),
-            changes.row(Self.optionsPath, registrationOptions),
-            changes.row(Self.registerPath, register),
-            changes.row(Self.removePath, remove),
-            changes.row(Self.renamePath, rename),
+            changes.row(Self.optionsPath, passkeys.registrationOptions),
+            changes.row(Self.registerPath, passkeys.register),
+            changes.row(Self.removePath, passkeys.remove),
+            changes.row(Self.renamePath, passkeys.rename),
         ]
         table = RouteTable(endpoints)
     }
 
     public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
+}
+
+/// The account page itself, for the signed-in user or the sign-in.
+struct AccountOverview {
+    typealias SignedIn = SignedInAccount.Value
+    let signIn: AccountSignIn
+    let selfService: AccountSelfService
+    let sessions: SSOSessions
+    let clients: ClientRegistry
+    let totp: TOTPEnrolments
+    let catalogue: MessageCatalogue
 
     /// `GET /account`: the page, in the browser's language (Accept-Language:
     /// it is reached by a link or a bookmark, with no ui_locales); a
     /// signed-out browser signs in here, through the issuer's own flow.
     func page(_ exchange: EndpointExchange) throws -> Response {
-        let messages = services.messages.messages(for: exchange.request)
+        let messages = catalogue.messages(for: exchange.request)
         guard let signedIn = try exchange.signedInIfAny() else { return signIn.start() }
         return AccountPage.render(user: signedIn.user, formToken: signedIn.formToken, notice: try? exchange.request.queryParameters().single("done"),
                                   sections: try sections(signedIn, messages), messages: messages)
@@ -65,21 +75,30 @@ public final class AccountResponder: EndpointGroup {
 
     /// The page's sections, in order.
     func sections(_ signedIn: SignedIn, _ messages: Messages) throws -> [String] {
-        [AccountPage.passkeysSection(try changes.selfService.passkeys(userID: signedIn.user.id), formToken: signedIn.formToken,
+        [AccountPage.passkeysSection(try selfService.passkeys(userID: signedIn.user.id), formToken: signedIn.formToken,
                                      messages: messages),
-         AccountSessionsSection.render(sessions: try services.sessions.liveListings(userID: signedIn.user.id), currentSID: signedIn.session.sid,
+         AccountSessionsSection.render(sessions: try sessions.liveListings(userID: signedIn.user.id), currentSID: signedIn.session.sid,
                                        formToken: signedIn.formToken, messages: messages,
-                                       appName: { (try? services.clients.find(clientID: $0))?.shownName ?? $0 }),
+                                       appName: { (try? clients.find(clientID: $0))?.shownName ?? $0 }),
          AccountPasswordResponder.section(formToken: signedIn.formToken, messages: messages),
-         AccountTOTPResponder.section(formToken: signedIn.formToken, enrolled: try services.totp.isEnrolled(userID: signedIn.user.id),
+         AccountTOTPResponder.section(formToken: signedIn.formToken, enrolled: try totp.isEnrolled(userID: signedIn.user.id),
                                       messages: messages)]
     }
+}
+
+/// The passkeys' rows on the account page: add (options, then the
+/// attestation), rename, remove.
+struct AccountPasskeys {
+    typealias SignedIn = SignedInAccount.Value
+    let changes: AccountChangeEndpoints
+    let passkeys: PasskeyCeremonies
+    let catalogue: MessageCatalogue
 
     /// Passkey challenges are bound to the signed-in session's cookie.
     static func binding(_ signedIn: SignedIn) -> [UInt8] { SHA256.hash("gatehouse account passkey\u{0}" + signedIn.cookieSecret) }
 
     /// The language of the errors the page's script shows: the browser's.
-    func scriptMessages(_ exchange: EndpointExchange) -> Messages { services.messages.messages(for: exchange.request) }
+    func scriptMessages(_ exchange: EndpointExchange) -> Messages { catalogue.messages(for: exchange.request) }
 
     func registrationOptions(_ exchange: EndpointExchange) throws -> Response {
         let signedIn = try exchange.signedIn(), user = signedIn.user, messages = scriptMessages(exchange)
@@ -96,7 +115,7 @@ public final class AccountResponder: EndpointGroup {
                                                      detail: "passkey options refused: wrong current password for user \(user.id)")
         }
         do {
-            return try .json(services.passkeys.registrationOptions(for: signedIn.user, binding: Self.binding(signedIn)))
+            return try .json(passkeys.registrationOptions(for: signedIn.user, binding: Self.binding(signedIn)))
         } catch let refusal as PasskeyRefusal {
             return try AccountErrors.json(400, "passkey_refused", messages.text("passkeys.limit_reached"), detail: refusal.description)
         }
@@ -114,7 +133,7 @@ public final class AccountResponder: EndpointGroup {
                                                    // checkedName refuses control characters; single() would hide them as nil.
                                                    name: try form.singleAllowingControlCharacters("name"))
         do {
-            let passkey = try services.passkeys.register(response, for: signedIn.user, binding: Self.binding(signedIn))
+            let passkey = try passkeys.register(response, for: signedIn.user, binding: Self.binding(signedIn))
             SecurityEvents.passkeyAdded(user: signedIn.user.email, ip: address, sid: signedIn.session.sid,
                                         name: passkey.name)
             return try .json(["status": "added", "name": passkey.name])
@@ -130,32 +149,32 @@ public final class AccountResponder: EndpointGroup {
     func rename(_ exchange: EndpointExchange) throws -> Response {
         let form = exchange.parameters, signedIn = try exchange.signedIn(), address = exchange.request.remoteAddress
         guard let id = try? form.single("id"), let credentialID = Base64URL.decode(id), !credentialID.isEmpty else {
-            return Self.back("not_found")
+            return AccountResponder.back("not_found")
         }
         let name: String
         do {
             guard let given = try form.singleAllowingControlCharacters("name"), !given.trimmingASCIIWhitespace().isEmpty else {
-                return Self.back("name_refused", "passkey rename without a name")
+                return AccountResponder.back("name_refused", "passkey rename without a name")
             }
             name = try PasskeyCeremonies.checkedName(given, default: "")
         } catch let refusal as PasskeyRefusal {
-            return Self.back("name_refused", "passkey rename refused: \(refusal)")
+            return AccountResponder.back("name_refused", "passkey rename refused: \(refusal)")
         }
         let renamed = try changes.selfService.renamePasskey(credentialID: credentialID, userID: signedIn.user.id, name: name)
-        guard renamed else { return Self.back("not_found", "no such passkey of user \(signedIn.user.id)") }
+        guard renamed else { return AccountResponder.back("not_found", "no such passkey of user \(signedIn.user.id)") }
         SecurityEvents.passkeyRenamed(user: signedIn.user.email, ip: address, sid: signedIn.session.sid, name: name)
-        return Self.back("renamed", "passkey renamed for user \(signedIn.user.id)")
+        return AccountResponder.back("renamed", "passkey renamed for user \(signedIn.user.id)")
     }
 
     /// A plain form post (no script needed): back to the page, which says what happened.
     func remove(_ exchange: EndpointExchange) throws -> Response {
         let form = exchange.parameters, signedIn = try exchange.signedIn(), address = exchange.request.remoteAddress
         guard let id = try? form.single("id"), let credentialID = Base64URL.decode(id), !credentialID.isEmpty else {
-            return Self.back("not_found")
+            return AccountResponder.back("not_found")
         }
         let removed = try changes.selfService.removePasskey(credentialID: credentialID, userID: signedIn.user.id)
-        guard removed else { return Self.back("not_found", "no such passkey of user \(signedIn.user.id)") }
+        guard removed else { return AccountResponder.back("not_found", "no such passkey of user \(signedIn.user.id)") }
         SecurityEvents.passkeyRemoved(user: signedIn.user.email, ip: address, sid: signedIn.session.sid)
-        return Self.back("removed", "passkey removed for user \(signedIn.user.id)")
+        return AccountResponder.back("removed", "passkey removed for user \(signedIn.user.id)")
     }
 }

@@ -16,23 +16,26 @@ import SSOCore
 /// Both pass AccountChangeEndpoints' guards (Fetch Metadata, Origin, the
 /// session's form token): another site cannot sign anyone out.
 public final class AccountSessionsResponder: EndpointGroup {
-    let selfService: AccountSelfService
-
     public static let endPath = "/account/sessions/end"
     public static let endAllPath = "/account/sessions/end-all"
     public static let paths = [endPath, endAllPath]
 
-    public private(set) var endpoints: [Endpoint] = []
-    var table = RouteTable([])
+    public let endpoints: [Endpoint]
+    let table: RouteTable
 
     public init(services: IssuerServices) {
-        let changes = AccountChangeEndpoints(services: services)
-        selfService = changes.selfService
-        endpoints = [changes.row(Self.endPath, end), changes.row(Self.endAllPath, endAll)]
+        let changes = services.accountChangeEndpoints
+        let ending = AccountSessionEnding(selfService: changes.selfService)
+        endpoints = [changes.row(Self.endPath, ending.end), changes.row(Self.endAllPath, ending.endAll)]
         table = RouteTable(endpoints)
     }
 
     public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
+}
+
+/// The two forms' handlers.
+struct AccountSessionEnding {
+    let selfService: AccountSelfService
 
     func end(_ exchange: EndpointExchange) throws -> Response {
         let signedIn = try exchange.signedIn(), user = signedIn.user

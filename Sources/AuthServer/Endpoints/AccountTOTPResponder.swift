@@ -20,10 +20,6 @@ import SSOCore
 /// means removing it (with the password) first, so a browser left signed
 /// in cannot swap the second factor for one of its own either.
 public final class AccountTOTPResponder: EndpointGroup {
-    let services: IssuerServices
-    let changes: AccountChangeEndpoints
-    typealias SignedIn = SignedInAccount.Value
-
     public static let startPath = "/account/totp/start"
     public static let confirmPath = "/account/totp/confirm"
     public static let removePath = "/account/totp/remove"
@@ -32,27 +28,46 @@ public final class AccountTOTPResponder: EndpointGroup {
     /// How long a started setup may wait for its first code.
     static let pendingLifetime: Int64 = 600
 
-    public private(set) var endpoints: [Endpoint] = []
-    var table = RouteTable([])
+    public let endpoints: [Endpoint]
+    let table: RouteTable
+    let forms: AccountTOTPForms
 
     public init(services: IssuerServices) {
-        self.services = services
-        changes = AccountChangeEndpoints(services: services)
-        endpoints = [changes.row(Self.startPath, start), changes.row(Self.confirmPath, confirm), changes.row(Self.removePath, remove)]
+        let changes = services.accountChangeEndpoints
+        let forms = AccountTOTPForms(changes: changes, totp: services.totp, sealingKeys: services.sealingKeys,
+                                     brandName: services.settings.brandName, catalogue: services.messages, clock: services.clock)
+        self.forms = forms
+        endpoints = [changes.row(Self.startPath, forms.start), changes.row(Self.confirmPath, forms.confirm),
+                     changes.row(Self.removePath, forms.remove)]
         table = RouteTable(endpoints)
     }
 
     public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
 
+    /// The seed, or nil when `pending` is not one this session sealed or has expired.
+    func open(_ pending: String, for signedIn: SignedInAccount.Value) throws -> [UInt8]? { try forms.open(pending, for: signedIn) }
+}
+
+/// The TOTP forms' handlers, and the pending seed they pass along.
+struct AccountTOTPForms {
+    typealias SignedIn = SignedInAccount.Value
+    let changes: AccountChangeEndpoints
+    let totp: TOTPEnrolments
+    let sealingKeys: any SealingKeySource
+    /// The authenticator app's name for the entry (OTPAuthURI).
+    let brandName: String
+    let catalogue: MessageCatalogue
+    let clock: Clock
+
     /// The setup page's language: the browser's (Accept-Language).
-    func messages(_ exchange: EndpointExchange) -> Messages { services.messages.messages(for: exchange.request) }
+    func messages(_ exchange: EndpointExchange) -> Messages { catalogue.messages(for: exchange.request) }
 
     /// Setting up takes the current password, as removing does: a code
     /// from the attacker's own app would otherwise lock the owner out of a
     /// password sign-in, from a browser left signed in or a stolen cookie.
     func start(_ exchange: EndpointExchange) throws -> Response {
         let signedIn = try exchange.signedIn(), user = signedIn.user, messages = messages(exchange)
-        if try services.totp.isEnrolled(userID: user.id) {
+        if try totp.isEnrolled(userID: user.id) {
             return AccountResponder.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled")
         }
         switch try changes.confirmCurrentPassword(exchange.parameters, of: user, address: exchange.request.remoteAddress) {
@@ -63,7 +78,7 @@ public final class AccountTOTPResponder: EndpointGroup {
             return AccountResponder.back("totp_start_password_wrong", "TOTP setup refused: wrong current password for user \(user.id)")
         }
         let secret = SecureRandom.bytes(TOTP.secretByteCount)
-        let pending = try seal(secret, expiresAt: services.clock() + Self.pendingLifetime, for: signedIn)
+        let pending = try seal(secret, expiresAt: clock() + AccountTOTPResponder.pendingLifetime, for: signedIn)
         return try setupPage(secret: secret, pending: pending, signedIn, error: nil, messages: messages)
             .logging("TOTP setup started for user \(user.id)")
     }
@@ -74,16 +89,16 @@ public final class AccountTOTPResponder: EndpointGroup {
             return AccountResponder.back("totp_expired",
                                          "TOTP confirmation refused: pending setup missing, altered, expired or not this session's (user \(user.id))")
         }
-        if try services.totp.isEnrolled(userID: user.id) {
+        if try totp.isEnrolled(userID: user.id) {
             return AccountResponder.back("totp_already_on", "TOTP confirmation refused: user \(user.id) is enrolled")
         }
         // An app shows "123 456"; people type it so.
         let code = String(((try? form.single("code")) ?? "").unicodeScalars.filter { $0 != " " })
-        guard let step = TOTPVerifier.matchingStep(code: code, secret: secret, at: services.clock(), after: Int64.min) else {
+        guard let step = TOTPVerifier.matchingStep(code: code, secret: secret, at: clock(), after: Int64.min) else {
             return try setupPage(secret: secret, pending: pending, signedIn, error: "totp.wrong_code", messages: messages)
                 .logging("TOTP confirmation refused: wrong code for user \(user.id)")
         }
-        try services.totp.enrol(userID: user.id, secret: secret, usedStep: step)
+        try totp.enrol(userID: user.id, secret: secret, usedStep: step)
         SecurityEvents.totpEnrolled(user: user.email, ip: exchange.request.remoteAddress, sid: signedIn.session.sid)
         return AccountResponder.back("totp_on", "TOTP enrolled by user \(user.id)")
     }
@@ -111,7 +126,7 @@ public final class AccountTOTPResponder: EndpointGroup {
     static func context(userID: Int64, sid: String) -> [UInt8] { Array("gatehouse-totp-pending-v1 user \(userID) sid \(sid)".utf8) }
 
     func key() throws -> [UInt8] {
-        guard let key = try services.sealingKeys.key(.totp, create: true) else {
+        guard let key = try sealingKeys.key(.totp, create: true) else {
             throw TOTPSealError(description: "the TOTP sealing key is missing")
         }
         return key
@@ -130,7 +145,7 @@ public final class AccountTOTPResponder: EndpointGroup {
               let plain = try? AESGCM.open(sealed, key: key(), authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid)),
               plain.count == 8 + TOTP.secretByteCount else { return nil }
         let expiresAt = Int64(bitPattern: plain.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-        guard services.clock() <= expiresAt else { return nil }
+        guard clock() <= expiresAt else { return nil }
         return Array(plain.dropFirst(8))
     }
 
@@ -139,7 +154,7 @@ public final class AccountTOTPResponder: EndpointGroup {
     /// `error`: a catalogue key, shown above the form.
     func setupPage(secret: [UInt8], pending: String, _ signedIn: SignedIn, error: String?, messages: Messages) throws -> Response {
         let escape = HTMLEscaping.escape
-        let qr = try QRCodeSVG(encoding: OTPAuthURI.totp(email: signedIn.user.email, secret: secret, issuer: services.settings.brandName))
+        let qr = try QRCodeSVG(encoding: OTPAuthURI.totp(email: signedIn.user.email, secret: secret, issuer: brandName))
             .svg(label: messages.text("totp.qr_label"))
         // Groups of four, as apps show and people type them.
         let key = Base32.encode(secret).enumerated().map { $0.offset > 0 && $0.offset % 4 == 0 ? " \($0.element)" : "\($0.element)" }.joined()
@@ -152,7 +167,7 @@ public final class AccountTOTPResponder: EndpointGroup {
               <div class="qr" id="totp-qr">\(qr)</div>
               <p class="small">\(messages.html("totp.manual_key"))</p>
               <p><code class="totp-key" id="totp-secret">\(escape(key))</code></p>
-              <form method="post" action="\(Self.confirmPath)" class="totp-confirm">
+              <form method="post" action="\(AccountTOTPResponder.confirmPath)" class="totp-confirm">
                 \(AccountPage.tokenField(signedIn.formToken))
                 <input type="hidden" name="pending" value="\(escape(pending))">
                 <div class="field">
@@ -161,12 +176,14 @@ public final class AccountTOTPResponder: EndpointGroup {
                 </div>
                 <button type="submit">\(messages.html("totp.turn_on"))</button>
               </form>
-              <p class="small">\(messages.html("totp.setup_expires", ["minutes": String(Self.pendingLifetime / 60)])) \
+              <p class="small">\(messages.html("totp.setup_expires", ["minutes": String(AccountTOTPResponder.pendingLifetime / 60)])) \
             <a href="\(AccountResponder.pagePath)">\(messages.html("totp.cancel"))</a></p>
             </main>
             """)
     }
+}
 
+extension AccountTOTPResponder {
     /// The section's HTML: a plain form, no script.
     static func section(formToken: String, enrolled: Bool, messages: Messages) -> String {
         if enrolled {

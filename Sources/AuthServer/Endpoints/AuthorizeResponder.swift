@@ -7,7 +7,10 @@ public final class AuthorizeResponder: EndpointGroup {
     let served: SingleEndpoint
 
     public init(services: IssuerServices) {
-        let authorization = Authorization(services: services)
+        let authorization = Authorization(validator: services.authorizationRequestValidator, pushedAuthorizations: services.pushedAuthorizations,
+                                          sessions: services.sessions, users: services.users, silentSignIn: services.silentSignIn,
+                                          pendingAuthorizations: services.pendingAuthorizations, catalogue: services.messages,
+                                          issuer: services.settings.issuer, clock: services.clock)
         // OIDC Core §3.1.2.1: "Authorization Servers MUST support the use of
         // the HTTP GET and POST methods."
         served = SingleEndpoint(Endpoint(Self.path, .getAndPost, input: .formOrQuery,
@@ -31,16 +34,16 @@ public final class AuthorizeResponder: EndpointGroup {
 /// from PAR), then a code for a live sign-in, `login_required`, or the
 /// sign-in page.
 struct Authorization {
-    let services: IssuerServices
     let validator: AuthorizationRequestValidator
-    var issuer: String { services.settings.issuer }
-
-    init(services: IssuerServices) {
-        self.services = services
-        validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints, apis: services.apis,
-                                                  issuer: services.settings.issuer,
-                                                  requirePushedRequests: services.settings.requirePushedAuthorizationRequests)
-    }
+    let pushedAuthorizations: PushedAuthorizations
+    let sessions: SSOSessions
+    let users: UserAccounts
+    let silentSignIn: SilentSignIn
+    let pendingAuthorizations: PendingAuthorizations
+    /// The error page's and the sign-in page's languages.
+    let catalogue: MessageCatalogue
+    let issuer: String
+    let clock: Clock
 
     func answer(_ exchange: EndpointExchange) throws -> Response {
         let request = exchange.request, parameters = exchange.parameters
@@ -50,7 +53,7 @@ struct Authorization {
         do {
             // RFC 9126 §4: with a request_uri, the pushed parameters are the
             // request; the query's other parameters are ignored.
-            if let pushed = try services.pushedAuthorizations.parameters(for: parameters, validator: validator) {
+            if let pushed = try pushedAuthorizations.parameters(for: parameters, validator: validator) {
                 uiLocales = AuthorizeResponder.uiLocales(pushed)
                 authorization = try validator.validate(pushed, source: .pushed)
             } else {
@@ -58,17 +61,17 @@ struct Authorization {
             }
         } catch AuthorizationFailure.errorPage(let message, _, let detail, let code, let parameter) {
             return ErrorPage.render(title: "error.signin_title", message: message,
-                                    messages: services.messages.messages(for: request, uiLocales: uiLocales),
+                                    messages: catalogue.messages(for: request, uiLocales: uiLocales),
                                     detail: detail, integrator: IntegratorErrorDetails(code: code, parameter: parameter, request: request))
         } catch AuthorizationFailure.redirect(let redirectURI, let state, let error) {
             return AuthorizationResponse.error(redirectURI: redirectURI, error: error, state: state, issuer: issuer)
                 .logging("authorization error redirect: \(error.logDetail)")
         }
 
-        let session = try request.cookies[SSOSessions.cookieName].flatMap { try services.sessions.find(secret: $0) }
+        let session = try request.cookies[SSOSessions.cookieName].flatMap { try sessions.find(secret: $0) }
         let hintedUserSignedIn = try isHintedUser(authorization, session: session)
         if let session, hintedUserSignedIn, !needsAuthentication(authorization, session: session) {
-            let code = try services.silentSignIn.issueCode(for: authorization, session: session)
+            let code = try silentSignIn.issueCode(for: authorization, session: session)
             return AuthorizationResponse.success(redirectURI: authorization.redirectURI, code: code, state: authorization.state,
                                                  issuer: issuer)
         }
@@ -83,12 +86,12 @@ struct Authorization {
                                                state: authorization.state, issuer: issuer)
                 .logging("authorization error redirect: login_required (prompt=none: \(reason))")
         }
-        let (cookieSecret, formToken) = try services.pendingAuthorizations.create(authorization, replacesSID: session?.sid)
+        let (cookieSecret, formToken) = try pendingAuthorizations.create(authorization, replacesSID: session?.sid)
         var location = LoginPageLocation.page(clientID: authorization.clientID, formToken: formToken)
         if let hint = authorization.loginHint { location += "&login_hint=" + FormParser.encodeComponent(hint) }
         // The sign-in page in the language ui_locales asks for, when there
         // are pages in it; without ui_locales nginx picks from Accept-Language.
-        if let language = LanguagePreferences.lookup(LanguagePreferences.ranges(uiLocales: uiLocales), in: services.messages.available) {
+        if let language = LanguagePreferences.lookup(LanguagePreferences.ranges(uiLocales: uiLocales), in: catalogue.available) {
             location += "&lang=" + language
         }
         var response = Response.redirect(to: location)
@@ -104,7 +107,7 @@ struct Authorization {
     /// the last sign-in is older (max_age=0 is equivalent to prompt=login).
     func needsAuthentication(_ request: AuthorizationRequest, session: SSOSession) -> Bool {
         if request.prompt.contains("login") || request.prompt.contains("select_account") { return true }
-        if let maxAge = request.maxAge, services.clock() - session.authTime >= Int64(maxAge) { return true }
+        if let maxAge = request.maxAge, clock() - session.authTime >= Int64(maxAge) { return true }
         return false
     }
 
@@ -114,7 +117,7 @@ struct Authorization {
     /// return an error, such as login_required." True without a hint.
     func isHintedUser(_ request: AuthorizationRequest, session: SSOSession?) throws -> Bool {
         guard let expected = request.expectedSubject else { return true }
-        guard let session, let user = try services.users.find(id: session.userID) else { return false }
+        guard let session, let user = try users.find(id: session.userID) else { return false }
         return user.subject.bytesEqual(expected)
     }
 }

@@ -24,7 +24,8 @@ public final class IntrospectionResponder: EndpointGroup {
     let served: SingleEndpoint
 
     public init(services: IssuerServices) {
-        let introspection = Introspection(services: services)
+        let introspection = Introspection(tokenLocator: services.tokenLocator, accessTokens: services.accessTokens, sessions: services.sessions,
+                                          users: services.users, issuer: services.settings.issuer, clock: services.clock)
         // RFC 7662 §2.1: "The protected resource calls the introspection
         // endpoint using an HTTP POST request"; the caller is authenticated
         // from the header alone before the body is read
@@ -40,8 +41,12 @@ public final class IntrospectionResponder: EndpointGroup {
 
 /// The introspection endpoint's handler.
 struct Introspection {
-    let services: IssuerServices
-    var issuer: String { services.settings.issuer }
+    let tokenLocator: PresentedTokenLocator
+    let accessTokens: IssuerAccessTokenVerifier
+    let sessions: SSOSessions
+    let users: UserAccounts
+    let issuer: String
+    let clock: Clock
 
     /// RFC 7662 §2.2. Every member but `active` is omitted when nil, so an
     /// inactive token is exactly `{"active":false}`.
@@ -84,7 +89,7 @@ struct Introspection {
     }
 
     func introspect(_ token: String, hint: String?) throws -> Body {
-        switch try services.tokenLocator.locate(token, hint: hint) {
+        switch try tokenLocator.locate(token, hint: hint) {
         case .refreshToken(let details): try refreshTokenBody(details)
         case .accessToken(let claims): try accessTokenBody(claims)
         // RFC 7662 §2.2: "If the introspection call is properly authorized
@@ -99,9 +104,9 @@ struct Introspection {
 
     /// Active: usable per its row, its SSO session live, its user enabled.
     func refreshTokenBody(_ details: RefreshTokenDetails) throws -> Body {
-        guard details.isUsable(now: services.clock()),
-              let session = try services.sessions.find(sid: details.sid), session.userID == details.userID,
-              let user = try services.users.find(id: details.userID), !user.disabled else { return .inactive }
+        guard details.isUsable(now: clock()),
+              let session = try sessions.find(sid: details.sid), session.userID == details.userID,
+              let user = try users.find(id: details.userID), !user.disabled else { return .inactive }
         var body = Body(active: true)
         body.token_use = "refresh_token"
         body.client_id = details.clientID
@@ -118,7 +123,7 @@ struct Introspection {
 
     func accessTokenBody(_ claims: PresentedAccessToken) throws -> Body {
         let active: ActiveAccessToken
-        do { active = try services.accessTokens.active(claims, leeway: 0) } catch is TokenRejection { return .inactive }
+        do { active = try accessTokens.active(claims, leeway: 0) } catch is TokenRejection { return .inactive }
         var body = Body(active: true)
         body.token_type = TokenResponseBody.tokenType(boundTo: active.claims.cnf?.jkt)
         body.token_use = "access_token"

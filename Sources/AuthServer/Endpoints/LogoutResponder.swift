@@ -29,7 +29,9 @@ public final class LogoutResponder: EndpointGroup {
     let served: SingleEndpoint
 
     public init(services: IssuerServices) {
-        let logout = Logout(services: services)
+        let logout = Logout(validator: LogoutRequestValidator(clients: services.clients, hints: services.idTokenHints),
+                            sessions: services.sessions, users: services.users, signOut: services.signOut, catalogue: services.messages,
+                            issuer: services.settings.issuer)
         // RP-Initiated Logout §2: "The OP MUST support the use of the HTTP GET
         // and POST methods at the Logout Endpoint."
         served = SingleEndpoint(Endpoint(Self.path, .getAndPost, input: .formOrQuery,
@@ -48,21 +50,19 @@ public final class LogoutResponder: EndpointGroup {
 
 /// The logout endpoint's handler.
 struct Logout {
-    let services: IssuerServices
     let validator: LogoutRequestValidator
-    var sessions: SSOSessions { services.sessions }
-    var users: UserAccounts { services.users }
-
-    init(services: IssuerServices) {
-        self.services = services
-        validator = LogoutRequestValidator(clients: services.clients, hints: services.idTokenHints)
-    }
+    let sessions: SSOSessions
+    let users: UserAccounts
+    let signOut: SignOut
+    /// The pages' languages.
+    let catalogue: MessageCatalogue
+    let issuer: String
 
     func answer(_ exchange: EndpointExchange) throws -> Response {
         let request = exchange.request, parameters = exchange.parameters
         // The pages' language: §2 ui_locales ("End-User's preferred languages
         // and scripts for the user interface"), then Accept-Language.
-        let messages = services.messages.messages(for: request, uiLocales: (try? parameters.single("ui_locales")) ?? nil)
+        let messages = catalogue.messages(for: request, uiLocales: (try? parameters.single("ui_locales")) ?? nil)
         // Anything invalid is a LogoutRequestFailure: an error page, no
         // redirect, nothing changed.
         do {
@@ -86,7 +86,7 @@ struct Logout {
         // The browser's session and the hint's may be one (sids are ours: ASCII).
         let ending = Dictionary([browserSession, try session(namedBy: logout.hint)].compactMap { $0 }.map { ($0.sid, $0) },
                                 uniquingKeysWith: { first, _ in first })
-        try services.signOut.end(Set(ending.keys))
+        try signOut.end(Set(ending.keys))
         for (sid, session) in ending.sorted(by: { $0.key < $1.key }) {
             SecurityEvents.logout(user: try users.find(id: session.userID)?.email, client: logout.client?.clientID,
                                   ip: request.remoteAddress, sid: sid)
@@ -127,7 +127,7 @@ struct Logout {
     func finish(_ logout: LogoutRequest, _ messages: Messages, fromConfirmationPage: Bool) -> Response {
         guard let redirectURI = logout.postLogoutRedirectURI else { return LogoutPages.signedOut(messages) }
         let location = logout.state.map { AuthorizationResponse.location(redirectURI: redirectURI, parameters: [("state", $0)]) } ?? redirectURI
-        if fromConfirmationPage && !location.utf8.starts(with: (services.settings.issuer + "/").utf8) {
+        if fromConfirmationPage && !location.utf8.starts(with: (issuer + "/").utf8) {
             return LogoutPages.signedOut(messages, returnTo: location)
         }
         return .redirect(to: location)

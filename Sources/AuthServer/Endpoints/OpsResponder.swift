@@ -37,7 +37,8 @@ public final class OpsResponder: EndpointGroup {
     let table: RouteTable
 
     public init(services: IssuerServices, settings: OpsSettings) {
-        let ops = OpsAnswers(services: services, settings: settings)
+        let ops = OpsAnswers(storage: services.storage, activeSigningKey: services.activeSigningKey, signingKeys: services.signingKeys,
+                             clock: services.clock, settings: settings)
         endpoints = [Endpoint("/metrics", .read, cache: .noStore, handler: { _ in ops.metrics() }),
                      Endpoint("/health/live", .read, cache: .noStore, handler: { _ in try ops.live() }),
                      Endpoint("/health/ready", .read, cache: .noStore, handler: { _ in try ops.ready() })]
@@ -49,7 +50,11 @@ public final class OpsResponder: EndpointGroup {
 
 /// What the ops endpoints read and how they say it.
 struct OpsAnswers {
-    let services: IssuerServices
+    /// For the readiness probe's write (StorageMaintenance).
+    let storage: any IssuerStorage
+    let activeSigningKey: ActiveSigningKeyCache
+    let signingKeys: SigningKeys
+    let clock: Clock
     let settings: OpsSettings
 
     struct Health: Encodable {
@@ -93,14 +98,14 @@ struct OpsAnswers {
     func readinessChecks() -> (checks: [String: String], failure: String?) {
         var checks: [String: String] = [:], failures: [String] = []
         do {
-            try services.storage.maintenance.recordReadinessProbe(node: settings.node, now: services.clock())
+            try storage.maintenance.recordReadinessProbe(node: settings.node, now: clock())
             checks["database_write"] = "ok"
         } catch {
             checks["database_write"] = "failed"
             failures.append("database write failed: \(error)")
         }
         do {
-            let key = try services.activeSigningKey.signingKey()
+            let key = try activeSigningKey.signingKey()
             checks["signing_key"] = "ok (\(key.kid))"
         } catch {
             checks["signing_key"] = "failed"
@@ -110,8 +115,8 @@ struct OpsAnswers {
     }
 
     func signingKeyAge() -> Int64? {
-        guard let active = try? services.signingKeys.all().first(where: { $0.state == .active }) else { return nil }
-        return max(0, services.clock() - active.createdAt)
+        guard let active = try? signingKeys.all().first(where: { $0.state == .active }) else { return nil }
+        return max(0, clock() - active.createdAt)
     }
 
     func health(_ health: Health) throws -> Response {

@@ -21,7 +21,8 @@ public final class PushedAuthorizationResponder: EndpointGroup {
     let served: SingleEndpoint
 
     public init(services: IssuerServices) throws {
-        let pushing = try AuthorizationPush(services: services)
+        let pushing = AuthorizationPush(pushedAuthorizations: services.pushedAuthorizations, validator: services.authorizationRequestValidator,
+                                        dpop: try services.dpop())
         // RFC 9126 §2.3: "405: If the request did not use the POST method,
         // the authorization server responds with an HTTP 405 (Method Not
         // Allowed) status code." §2.1: "1. Authenticate the client in the
@@ -38,17 +39,9 @@ public final class PushedAuthorizationResponder: EndpointGroup {
 
 /// PAR's handler: what is kept of the pushed request, and its `request_uri`.
 struct AuthorizationPush {
-    let services: IssuerServices
+    let pushedAuthorizations: PushedAuthorizations
     let validator: AuthorizationRequestValidator
     let dpop: IssuerDPoP
-
-    init(services: IssuerServices) throws {
-        self.services = services
-        dpop = try services.dpop()
-        validator = AuthorizationRequestValidator(clients: services.clients, hints: services.idTokenHints, apis: services.apis,
-                                                  issuer: services.settings.issuer,
-                                                  requirePushedRequests: services.settings.requirePushedAuthorizationRequests)
-    }
 
     /// RFC 9126 §2.2.
     struct Body: Encodable {
@@ -61,7 +54,7 @@ struct AuthorizationPush {
         let pushed = try binding(authorizationParameters(exchange.parameters, client: client), to: proof)
         let encoded = try PushedAuthorizations.Encoded(pushed)
         try validate(pushed)
-        let requestURI = try services.pushedAuthorizations.push(encoded, clientID: client.clientID)
+        let requestURI = try pushedAuthorizations.push(encoded, clientID: client.clientID)
         // §2.2: "the server MUST generate a request URI and provide it in
         // the response with a 201 HTTP status code"; like every reply
         // that carries a credential, never cached (CachePolicy.credentials).

@@ -28,11 +28,26 @@ struct TokenGrants {
     let clientCredentials: ClientCredentialsGrant
     let dpop: IssuerDPoP
 
+    /// The one place the grants are wired from the issuer's services: each
+    /// grant's memberwise init names the few it uses (its stored lets), so
+    /// what a grant may read or write is in its signature, not somewhere
+    /// in the whole graph.
     init(services: IssuerServices) throws {
-        authorizationCode = AuthorizationCodeGrant(services: services)
-        refreshToken = try RefreshTokenGrant(services: services)
-        tokenExchange = TokenExchangeGrant(services: services)
-        clientCredentials = ClientCredentialsGrant(services: services)
+        let issuer = services.settings.issuer, lifetimes = services.settings.lifetimes
+        let deviceIDBinding = DeviceIDBinding(groups: services.nativeSSOGroups)
+        authorizationCode = AuthorizationCodeGrant(storage: services.storage, codes: services.codes, refreshTokens: services.refreshTokens,
+                                                   deviceSecrets: services.deviceSecrets, apis: services.apis, tokenIssuer: services.tokenIssuer,
+                                                   deviceIDBinding: deviceIDBinding, issuer: issuer, lifetimes: lifetimes, clock: services.clock)
+        let rotation = RefreshTokenRotation(storage: services.storage, sealingKey: try services.refreshSealingKey(), clock: services.clock)
+        refreshToken = RefreshTokenGrant(rotation: rotation, sessions: services.sessions, users: services.users,
+                                         deviceSecrets: services.deviceSecrets, apis: services.apis, tokenIssuer: services.tokenIssuer,
+                                         deviceIDBinding: deviceIDBinding, issuer: issuer, lifetimes: lifetimes)
+        let checks = NativeSSOChecks(verifier: NativeSSOSubjectTokenVerifier(issuer: issuer, keys: services.publishedKeys),
+                                     clients: services.clients, sessions: services.sessions, deviceSecrets: services.deviceSecrets,
+                                     groups: services.nativeSSOGroups, clock: services.clock)
+        tokenExchange = TokenExchangeGrant(checks: checks, storage: services.storage, refreshTokens: services.refreshTokens, apis: services.apis,
+                                           tokenIssuer: services.tokenIssuer, issuer: issuer, lifetimes: lifetimes)
+        clientCredentials = ClientCredentialsGrant(apis: services.apis, tokenIssuer: services.tokenIssuer, issuer: issuer, lifetimes: lifetimes)
         dpop = try services.dpop()
     }
 

@@ -2,14 +2,17 @@ import IssuerStorage
 import SSOCore
 
 /// `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.5–4.6).
-public final class AuthorizationCodeGrant {
-    let services: IssuerServices
+public struct AuthorizationCodeGrant {
+    let storage: any IssuerStorage
+    let codes: AuthorizationCodes
+    let refreshTokens: RefreshTokens
+    let deviceSecrets: DeviceSecrets
+    let apis: APIRegistry
+    let tokenIssuer: TokenIssuer
     let deviceIDBinding: DeviceIDBinding
-
-    public init(services: IssuerServices) {
-        self.services = services
-        deviceIDBinding = DeviceIDBinding(groups: services.nativeSSOGroups)
-    }
+    let issuer: String
+    let lifetimes: TokenLifetimes
+    let clock: Clock
 
     /// `dpopJKT`: the key of the request's checked DPoP proof, if any.
     public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil) throws -> TokenResponseBody {
@@ -30,23 +33,22 @@ public final class AuthorizationCodeGrant {
         // to (di_hash; DeviceIDBinding decides).
         let deviceID = try DeviceIDParameter.parse(form)
         let resources = try ResourceIndicator.parse(form)
-        let apis = try services.apis.all()
+        let apis = try self.apis.all()
 
         let jti = SecureRandom.token(byteCount: 16)
         // Chosen before the redemption, which records both (a proven replay
         // revokes them); the family stays empty without offline_access.
         let issuing = CodeIssue(familyID: SecureRandom.token(byteCount: 16), jti: jti)
-        let lifetimes = services.settings.lifetimes
         let issued: (record: AuthorizationCodeGrantRecord, user: User, refreshToken: String?, deviceSecret: String?, target: TokenTarget)
         do {
-            issued = try services.storage.write { tx in
+            issued = try storage.write { tx in
                 // RFC 7636 §4.6: BASE64URL-ENCODE(SHA256(ASCII(code_verifier))) == code_challenge,
                 // checked inside the atomic redemption together with client and redirect URI.
-                let record = try services.codes.redeem(code: code, clientID: client.clientID, redirectURI: redirectURI,
+                let record = try codes.redeem(code: code, clientID: client.clientID, redirectURI: redirectURI,
                                                        challengeFromVerifier: PKCE.s256Challenge(verifier: verifier), issuing: issuing, tx)
                 // The session and its user in one read: a disabled user's
                 // sessions are not live (SSOSessionReads).
-                guard let signIn = try tx.sessions.liveSignIn(sid: record.sid, now: services.clock()), signIn.user.id == record.userID else {
+                guard let signIn = try tx.sessions.liveSignIn(sid: record.sid, now: clock()), signIn.user.id == record.userID else {
                     throw OAuthError.invalidGrant("the sign-in session has ended",
                                                   detail: "session ended or expired, or user \(record.userID) disabled or gone")
                 }
@@ -54,11 +56,11 @@ public final class AuthorizationCodeGrant {
                 try DPoPBinding.check(presented: dpopJKT, boundTo: record.dpopJKT, what: "code")
                 // RFC 8707 §2.2: resource at the token endpoint narrows this
                 // access token; a wrong one rolls the redemption back.
-                let target = try TokenTarget.select(scope: record.scope, resources: resources, apis: apis, issuer: services.settings.issuer)
+                let target = try TokenTarget.select(scope: record.scope, resources: resources, apis: apis, issuer: issuer)
                 var refreshToken: String?
                 // OIDC Core §11: refresh tokens only with offline_access.
                 if record.scope.contains("offline_access") && client.allows(grantType: "refresh_token") {
-                    refreshToken = try services.refreshTokens.issue(familyID: issuing.familyID, clientID: client.clientID, userID: user.id,
+                    refreshToken = try refreshTokens.issue(familyID: issuing.familyID, clientID: client.clientID, userID: user.id,
                                                                     sid: record.sid, scope: record.scope, authTime: record.authTime,
                                                                     lifetime: lifetimes.refreshToken(for: client),
                                                                     dpopJKT: DPoPBinding.refreshTokenKey(dpopJKT, client: client), tx).token
@@ -68,7 +70,7 @@ public final class AuthorizationCodeGrant {
                 // this session; it lives no longer than the session. It records
                 // what this sign-in granted: a token exchange never gets more.
                 let deviceSecret = record.scope.contains("device_sso")
-                    ? try services.deviceSecrets.issue(sid: record.sid, userID: user.id, clientID: client.clientID, deviceID: deviceID,
+                    ? try deviceSecrets.issue(sid: record.sid, userID: user.id, clientID: client.clientID, deviceID: deviceID,
                                                        scope: record.scope, codeHash: SecretHash.of(code), expiresAt: session.expiresAt, tx).secret
                     : nil
                 return (record, user, refreshToken, deviceSecret, target)
@@ -87,7 +89,7 @@ public final class AuthorizationCodeGrant {
         grant.grantID = issuing.familyID
         grant.clientRegistration = client.registrationID
         grant.diHash = try deviceIDBinding.diHash(deviceID: deviceID, grantedScope: issued.record.scope, client: client)
-        let tokens = try services.tokenIssuer.sign(grant)
+        let tokens = try tokenIssuer.sign(grant)
         var body = TokenResponseBody(access_token: tokens.accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT),
                                      expires_in: accessTokenLifetime,
                                      refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: issued.target.scope.joined(separator: " "))
@@ -99,14 +101,14 @@ public final class AuthorizationCodeGrant {
     /// with its access tokens, the device secrets and the access token the
     /// first use issued.
     func revokeWhatTheFirstUseIssued(_ code: String, _ familyID: String?, _ previousJTI: String?) throws {
-        let now = services.clock()
-        try services.storage.write { tx in
+        let now = clock()
+        try storage.write { tx in
             if let familyID {
-                try GrantRevocation.revoke(familyID: familyID, accessTokenLifetime: services.settings.lifetimes.accessToken, tx, now: now)
+                try GrantRevocation.revoke(familyID: familyID, accessTokenLifetime: lifetimes.accessToken, tx, now: now)
             }
             try tx.deviceSecrets.revokeAll(issuedByCodeHash: SecretHash.of(code), at: now)
             if let previousJTI {
-                try tx.revokedAccessTokens.revoke(jti: previousJTI, expiresAt: now + Int64(services.settings.lifetimes.accessToken))
+                try tx.revokedAccessTokens.revoke(jti: previousJTI, expiresAt: now + Int64(lifetimes.accessToken))
             }
         }
     }

@@ -5,10 +5,11 @@ import SSOCore
 /// for an access token of its own, to call an API with no user involved.
 /// RFC 6749 §4.4.3: "A refresh token SHOULD NOT be included", and no
 /// ID token either (no one signed in).
-public final class ClientCredentialsGrant {
-    let services: IssuerServices
-
-    public init(services: IssuerServices) { self.services = services }
+public struct ClientCredentialsGrant {
+    let apis: APIRegistry
+    let tokenIssuer: TokenIssuer
+    let issuer: String
+    let lifetimes: TokenLifetimes
 
     /// `dpopJKT`: the key of the request's checked DPoP proof, if any.
     public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil) throws -> TokenResponseBody {
@@ -20,9 +21,9 @@ public final class ClientCredentialsGrant {
         }
         let scope = try scope(form, client: client)
         let resources = try ResourceIndicator.parse(form)
-        let target = try TokenTarget.select(scope: scope, resources: resources, apis: services.apis.all(), issuer: services.settings.issuer)
-        let lifetime = services.settings.lifetimes.accessToken(for: client)
-        let accessToken = try services.tokenIssuer.signMachineToken(clientID: client.clientID, registration: client.registrationID, target: target, lifetime: lifetime,
+        let target = try TokenTarget.select(scope: scope, resources: resources, apis: apis.all(), issuer: issuer)
+        let lifetime = lifetimes.accessToken(for: client)
+        let accessToken = try tokenIssuer.signMachineToken(clientID: client.clientID, registration: client.registrationID, target: target, lifetime: lifetime,
                                                                     confirmationJKT: dpopJKT)
         return TokenResponseBody(access_token: accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT), expires_in: lifetime,
                                  refresh_token: nil, id_token: nil, scope: target.scope.joined(separator: " "))
@@ -35,7 +36,7 @@ public final class ClientCredentialsGrant {
     /// requested scope must be one of those; OpenID Connect scopes speak
     /// for a user and have no meaning here.
     func scope(_ form: FormParameters, client: Client) throws -> [String] {
-        let apis = try services.apis.all()
+        let apis = try self.apis.all()
         let registered = client.scopes.filter { apis.owner(of: $0) != nil }
         guard let text = try form.single("scope") else {
             guard !registered.isEmpty else { throw OAuthError(.invalidScope, "the client is registered for no API scope") }
@@ -43,7 +44,7 @@ public final class ClientCredentialsGrant {
         }
         let requested = try ScopeParameter.parse(text)
         guard !requested.isEmpty else { throw OAuthError(.invalidScope, "scope is empty") }
-        try ScopeParameter.checkKnown(requested, apis: services.apis)
+        try ScopeParameter.checkKnown(requested, apis: self.apis)
         if let standard = requested.first(where: StandardScopes.contains) {
             throw OAuthError(.invalidScope, "scope \(standard) needs a user; client_credentials tokens carry API scopes only")
         }

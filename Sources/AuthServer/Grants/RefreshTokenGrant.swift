@@ -2,16 +2,17 @@ import IssuerStorage
 import SSOCore
 
 /// `grant_type=refresh_token` (RFC 6749 §6) with rotation (RFC 9700 §4.14.2).
-public final class RefreshTokenGrant {
-    let services: IssuerServices
+public struct RefreshTokenGrant {
+    /// The grant's only writer: it reads the rest.
     let rotation: RefreshTokenRotation
+    let sessions: SSOSessions
+    let users: UserAccounts
+    let deviceSecrets: DeviceSecrets
+    let apis: APIRegistry
+    let tokenIssuer: TokenIssuer
     let deviceIDBinding: DeviceIDBinding
-
-    public init(services: IssuerServices) throws {
-        self.services = services
-        rotation = RefreshTokenRotation(storage: services.storage, sealingKey: try services.refreshSealingKey(), clock: services.clock)
-        deviceIDBinding = DeviceIDBinding(groups: services.nativeSSOGroups)
-    }
+    let issuer: String
+    let lifetimes: TokenLifetimes
 
     /// `dpopJKT`: the key of the request's checked DPoP proof, if any;
     /// `ip`: the client's address (audit events).
@@ -23,8 +24,7 @@ public final class RefreshTokenGrant {
         guard let token = try form.single("refresh_token") else { throw OAuthError.invalidRequest("refresh_token is required") }
         let requested = try form.single("scope").map(ScopeParameter.parse)
         let resources = try ResourceIndicator.parse(form)
-        let apis = try services.apis.all()
-        let issuer = services.settings.issuer
+        let apis = try self.apis.all()
         // What the family's scope still means now: a scope the client is no
         // longer registered for, or whose API was removed, is not issued
         // again (an administrator's change takes effect at the next refresh).
@@ -36,10 +36,10 @@ public final class RefreshTokenGrant {
         // RFC 6749 §6: "The requested scope MUST NOT include any scope not
         // originally granted by the resource owner, and if omitted is treated
         // as equal to the scope originally granted." Checked before rotation.
-        let outcome = try rotation.present(token, clientID: client.clientID, lifetime: services.settings.lifetimes.refreshToken(for: client),
-                                           gracePeriod: services.settings.lifetimes.refreshGracePeriod,
+        let outcome = try rotation.present(token, clientID: client.clientID, lifetime: lifetimes.refreshToken(for: client),
+                                           gracePeriod: lifetimes.refreshGracePeriod,
                                            binding: DPoPBinding.refreshTokenKey(dpopJKT, client: client),
-                                           accessTokenLifetime: services.settings.lifetimes.accessToken) { presented in
+                                           accessTokenLifetime: lifetimes.accessToken) { presented in
             // Before anything else, and before a spent token's reuse revokes
             // its family: without the key, a copied token changes nothing.
             try DPoPBinding.check(presented: dpopJKT, boundTo: presented.dpopJKT, what: "refresh token")
@@ -65,15 +65,15 @@ public final class RefreshTokenGrant {
         case .refused(let reason):
             throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked", detail: "refresh refused: \(reason)")
         case .reuseDetected(let familyID, let userID):
-            SecurityEvents.refreshReuseDetected(user: try? services.users.find(id: userID)?.email, client: client.clientID, ip: ip,
+            SecurityEvents.refreshReuseDetected(user: try? users.find(id: userID)?.email, client: client.clientID, ip: ip,
                                                 familyID: familyID)
             throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked",
                                           detail: "refresh token reuse detected; family \(familyID) revoked")
         }
         let scope = requested.map { requested in current(record.scope).filter(requested.containsBytes) } ?? current(record.scope)
         let target = try TokenTarget.select(scope: scope, resources: resources, apis: apis, issuer: issuer)
-        let accessTokenLifetime = services.settings.lifetimes.accessToken(for: client)
-        guard let signIn = try services.sessions.liveSignIn(sid: record.sid), signIn.user.id == record.userID else {
+        let accessTokenLifetime = lifetimes.accessToken(for: client)
+        guard let signIn = try sessions.liveSignIn(sid: record.sid), signIn.user.id == record.userID else {
             throw OAuthError.invalidGrant("the user can no longer sign in")
         }
         let (user, session) = (signIn.user, signIn.session)
@@ -87,7 +87,7 @@ public final class RefreshTokenGrant {
         grant.grantID = record.familyID
         grant.clientRegistration = client.registrationID
         grant.diHash = try diHash(deviceID: deviceID, deviceSecret: deviceSecret.record, record: record, client: client)
-        let tokens = try services.tokenIssuer.sign(grant)
+        let tokens = try tokenIssuer.sign(grant)
         var body = TokenResponseBody(access_token: tokens.accessToken, token_type: TokenResponseBody.tokenType(boundTo: dpopJKT),
                                      expires_in: accessTokenLifetime,
                                      refresh_token: successor, id_token: tokens.idToken, scope: target.scope.joined(separator: " "))
@@ -116,9 +116,9 @@ public final class RefreshTokenGrant {
     func deviceSecret(presented: String?, record: RefreshTokenRecord, clientID: String) throws
         -> (record: DeviceSecretRecord?, echoed: String?) {
         guard record.scope.contains("device_sso") else { return (nil, nil) }
-        if let presented, let live = try services.deviceSecrets.live(secret: presented), live.sid.bytesEqual(record.sid), live.clientID.bytesEqual(clientID) {
+        if let presented, let live = try deviceSecrets.live(secret: presented), live.sid.bytesEqual(record.sid), live.clientID.bytesEqual(clientID) {
             return (live, presented)
         }
-        return (try services.deviceSecrets.newestLive(sid: record.sid, clientID: clientID), nil)
+        return (try deviceSecrets.newestLive(sid: record.sid, clientID: clientID), nil)
     }
 }

@@ -14,44 +14,42 @@ import SSOCore
 /// the code grant, OIDC Core §11) is bound to the same
 /// `sid`, so ending that session (logout, `ssoctl sessions revoke`,
 /// password change, disabling) revokes app #2's tokens with app #1's.
-public final class TokenExchangeGrant {
-    let services: IssuerServices
+public struct TokenExchangeGrant {
     let checks: NativeSSOChecks
-
-    public init(services: IssuerServices) {
-        self.services = services
-        checks = NativeSSOChecks(verifier: NativeSSOSubjectTokenVerifier(issuer: services.settings.issuer, keys: services.publishedKeys),
-                                 clients: services.clients, sessions: services.sessions,
-                                 deviceSecrets: services.deviceSecrets, groups: services.nativeSSOGroups, clock: services.clock)
-    }
+    let storage: any IssuerStorage
+    let refreshTokens: RefreshTokens
+    let apis: APIRegistry
+    let tokenIssuer: TokenIssuer
+    let issuer: String
+    let lifetimes: TokenLifetimes
 
     /// `dpopJKT`: the key of the request's checked DPoP proof, if any;
     /// `ip`: the client's address (audit events).
     public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil, ip: String = "") throws -> TokenResponseBody {
-        let request = try TokenExchangeRequest.parse(form, issuer: services.settings.issuer)
+        let request = try TokenExchangeRequest.parse(form, issuer: issuer)
         // Signature first, outside the write transaction (it reads keys only).
         let subjectToken = try checks.verifySubjectToken(request.subjectToken)
         let familyID = SecureRandom.token(byteCount: 16)
-        let issued = try services.storage.write { tx -> (NativeSSOChecks.Outcome, String?) in
+        let issued = try storage.write { tx -> (NativeSSOChecks.Outcome, String?) in
             let outcome = try checks.run(request, subjectToken: subjectToken, client: client)
             guard outcome.scope.containsBytes("offline_access"), client.allows(grantType: "refresh_token") else { return (outcome, nil) }
-            let refresh = try services.refreshTokens.issue(familyID: familyID, clientID: client.clientID, userID: outcome.user.id,
+            let refresh = try refreshTokens.issue(familyID: familyID, clientID: client.clientID, userID: outcome.user.id,
                                                            sid: outcome.session.sid, scope: outcome.scope, authTime: outcome.session.authTime,
-                                                           lifetime: services.settings.lifetimes.refreshToken(for: client),
+                                                           lifetime: lifetimes.refreshToken(for: client),
                                                            dpopJKT: DPoPBinding.refreshTokenKey(dpopJKT, client: client), tx)
             return (outcome, refresh.token)
         }
         let (outcome, refreshToken) = issued
         // Native SSO §4.4: the id_token is app #2's own (aud = app #2), in
         // the same session (sid), with the session's auth_time and amr.
-        let target = try TokenTarget.select(scope: outcome.scope, resources: nil, apis: services.apis.all(), issuer: services.settings.issuer)
-        let accessTokenLifetime = services.settings.lifetimes.accessToken(for: client)
+        let target = try TokenTarget.select(scope: outcome.scope, resources: nil, apis: apis.all(), issuer: issuer)
+        let accessTokenLifetime = lifetimes.accessToken(for: client)
         var grant = TokenGrant(user: outcome.user, clientID: client.clientID, scope: outcome.scope, sid: outcome.session.sid,
                                authTime: outcome.session.authTime, nonce: nil, jti: SecureRandom.token(byteCount: 16), amr: outcome.session.amr,
                                target: target, accessTokenLifetime: accessTokenLifetime, confirmationJKT: dpopJKT)
         grant.grantID = familyID
         grant.clientRegistration = client.registrationID
-        let tokens = try services.tokenIssuer.sign(grant)
+        let tokens = try tokenIssuer.sign(grant)
         // RFC 8693 §2.2.1: "issued_token_type REQUIRED"; "token_type REQUIRED
         // ... If the issued token is an access token ... the value of this
         // parameter MUST be ... Bearer".
