@@ -51,6 +51,7 @@ public protocol IssuerReads {
     var deviceSecrets: any DeviceSecretReads { get }
     var loginThrottle: any LoginThrottleReads { get }
     var passkeys: any PasskeyReads { get }
+    var mailOutbox: any MailOutboxReads { get }
 }
 
 /// Write access to every aggregate, inside one transaction.
@@ -72,4 +73,6 @@ public protocol IssuerWrites {
     var dpopProofs: any DPoPProofStore { get }
     var passkeys: any PasskeyStore { get }
     var webAuthnChallenges: any WebAuthnChallengeStore { get }
+    /// Queueing a message, and the sender's claims and outcomes.
+    var mailOutbox: any MailOutboxStore { get }
 }

@@ -10,14 +10,21 @@ public struct SweepPolicy: Equatable, Sendable {
     public let accessTokenLeeway: Int64
     /// Ended or expired sessions stay this long for `ssoctl sessions list`.
     public let endedSessionRetention: Int64
+    /// Delivered mail stays this long (a week: "was it sent?").
+    public let sentMailRetention: Int64
+    /// Mail that failed for good stays longer, for the person who asks
+    /// why a message never came.
+    public let failedMailRetention: Int64
 
     public init(now: Int64, refreshTokenLifetime: Int64, refreshGracePeriod: Int64, accessTokenLeeway: Int64 = 60,
-                endedSessionRetention: Int64 = 86_400) {
+                endedSessionRetention: Int64 = 86_400, sentMailRetention: Int64 = 7 * 86_400, failedMailRetention: Int64 = 30 * 86_400) {
         self.now = now
         self.refreshTokenLifetime = refreshTokenLifetime
         self.refreshGracePeriod = refreshGracePeriod
         self.accessTokenLeeway = accessTokenLeeway
         self.endedSessionRetention = endedSessionRetention
+        self.sentMailRetention = sentMailRetention
+        self.failedMailRetention = failedMailRetention
     }
 }
 

@@ -8,7 +8,7 @@ import PostgreSQLClient
 /// spellings are one address, byte for byte.
 public enum PostgreSQLIssuerSchema {
     public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
-                                                                    (6, version6), (7, version7), (8, version8)]
+                                                                    (6, version6), (7, version7), (8, version8), (9, version9)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -306,5 +306,29 @@ public enum PostgreSQLIssuerSchema {
         ALTER TABLE clients ADD COLUMN registration_id TEXT NOT NULL DEFAULT '';
         UPDATE clients SET registration_id = md5(random()::text || clock_timestamp()::text || client_id);
         ALTER TABLE clients ALTER COLUMN registration_id DROP DEFAULT;
+        """
+
+    /// The mail outbox (as SQLite's migration 16): the serialized message
+    /// as BYTEA, the recipient's EmailKey for the per-address count, and a
+    /// partial index of the rows a claim can still take, in the claim's
+    /// order, which `FOR UPDATE SKIP LOCKED` walks.
+    static let version9 = """
+        CREATE TABLE mail_outbox (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            kind TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            recipient_key TEXT NOT NULL,
+            message BYTEA NOT NULL,
+            created_at BIGINT NOT NULL,
+            next_attempt_at BIGINT NOT NULL,
+            attempts BIGINT NOT NULL DEFAULT 0,
+            claimed_until BIGINT,
+            claimed_by TEXT,
+            sent_at BIGINT,
+            failed_at BIGINT,
+            last_error TEXT
+        );
+        CREATE INDEX mail_outbox_due ON mail_outbox(next_attempt_at, id) WHERE sent_at IS NULL AND failed_at IS NULL;
+        CREATE INDEX mail_outbox_recipient ON mail_outbox(recipient_key, created_at);
         """
 }

@@ -118,6 +118,7 @@ final class PostgreSQLStores {
     let dpopProofs: PostgreSQLDPoPProofStore
     let passkeys: PostgreSQLPasskeyStore
     let webAuthnChallenges: PostgreSQLWebAuthnChallengeStore
+    let mailOutbox: PostgreSQLMailOutboxStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -139,6 +140,7 @@ final class PostgreSQLStores {
         dpopProofs = PostgreSQLDPoPProofStore(connection: connection)
         passkeys = PostgreSQLPasskeyStore(connection: connection)
         webAuthnChallenges = PostgreSQLWebAuthnChallengeStore(connection: connection)
+        mailOutbox = PostgreSQLMailOutboxStore(connection: connection)
     }
 
     struct Reads: IssuerReads {
@@ -157,6 +159,7 @@ final class PostgreSQLStores {
         var deviceSecrets: any DeviceSecretReads { stores.devices }
         var loginThrottle: any LoginThrottleReads { stores.throttle }
         var passkeys: any PasskeyReads { stores.passkeys }
+        var mailOutbox: any MailOutboxReads { stores.mailOutbox }
     }
 
     struct Writes: IssuerWrites {
@@ -178,5 +181,6 @@ final class PostgreSQLStores {
         var dpopProofs: any DPoPProofStore { stores.dpopProofs }
         var passkeys: any PasskeyStore { stores.passkeys }
         var webAuthnChallenges: any WebAuthnChallengeStore { stores.webAuthnChallenges }
+        var mailOutbox: any MailOutboxStore { stores.mailOutbox }
     }
 }

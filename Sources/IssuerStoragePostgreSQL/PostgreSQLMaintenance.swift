@@ -26,6 +26,8 @@ struct PostgreSQLMaintenance: StorageMaintenance {
                 coalesce(ended_at, expires_at) <= $1 AND (ended_at IS NOT NULL OR expires_at <= $2)
                 AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.sid = sso_sessions.sid)
                 """, [.integer(now - policy.endedSessionRetention), .integer(now)]),
+            ("mail_outbox", "sent_at <= $1 OR failed_at <= $2",
+             [.integer(now - policy.sentMailRetention), .integer(now - policy.failedMailRetention)]),
         ]
     }
 

@@ -23,6 +23,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.settingsChanges,
         IssuerMigrations.clientDisplayNames,
         IssuerMigrations.clientRegistrations,
+        IssuerMigrations.mailOutbox,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

@@ -73,6 +73,7 @@ final class SQLiteStores {
     let dpopProofStore: SQLiteDPoPProofStore
     let passkeyStore: SQLitePasskeyStore
     let webAuthnChallengeStore: SQLiteWebAuthnChallengeStore
+    let mailOutboxStore: SQLiteMailOutboxStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -95,6 +96,7 @@ final class SQLiteStores {
         dpopProofStore = SQLiteDPoPProofStore(database: database)
         passkeyStore = SQLitePasskeyStore(database: database)
         webAuthnChallengeStore = SQLiteWebAuthnChallengeStore(database: database)
+        mailOutboxStore = SQLiteMailOutboxStore(database: database)
     }
 
     struct Reads: IssuerReads {
@@ -113,6 +115,7 @@ final class SQLiteStores {
         var deviceSecrets: any DeviceSecretReads { stores.deviceStore }
         var loginThrottle: any LoginThrottleReads { stores.throttleStore }
         var passkeys: any PasskeyReads { stores.passkeyStore }
+        var mailOutbox: any MailOutboxReads { stores.mailOutboxStore }
     }
 
     struct Writes: IssuerWrites {
@@ -134,5 +137,6 @@ final class SQLiteStores {
         var dpopProofs: any DPoPProofStore { stores.dpopProofStore }
         var passkeys: any PasskeyStore { stores.passkeyStore }
         var webAuthnChallenges: any WebAuthnChallengeStore { stores.webAuthnChallengeStore }
+        var mailOutbox: any MailOutboxStore { stores.mailOutboxStore }
     }
 }

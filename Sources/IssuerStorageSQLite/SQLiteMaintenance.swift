@@ -36,6 +36,10 @@ struct SQLiteMaintenance: StorageMaintenance {
                 coalesce(ended_at, expires_at) <= ? AND (ended_at IS NOT NULL OR expires_at <= ?)
                 AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.sid = sso_sessions.sid)
                 """, [.integer(now - policy.endedSessionRetention), .integer(now)]),
+            // Delivered mail is kept a week, mail that failed for good a
+            // month; mail still on its way is never swept.
+            ("mail_outbox", "sent_at <= ? OR failed_at <= ?",
+             [.integer(now - policy.sentMailRetention), .integer(now - policy.failedMailRetention)]),
         ]
     }
 

@@ -1,5 +1,6 @@
 import Foundation
-import IssuerStorageSQLite
+@testable import IssuerStorageSQLite
+import SQLiteClient
 import XCTest
 
 /// How the issuer's SQLite file is opened, beyond its tables.
@@ -14,5 +15,25 @@ final class SQLiteIssuerSchemaTests: XCTestCase {
         XCTAssertEqual(try database.queryOne("PRAGMA wal_autocheckpoint")?.int(0), 4000)
         XCTAssertEqual(try database.queryOne("PRAGMA journal_size_limit")?.int(0), 64 * 1024 * 1024)
         XCTAssertEqual(try database.queryOne("PRAGMA journal_mode")?.string(0), "wal")
+    }
+
+    /// The outbox's claim, backlog and per-address count read their indexes
+    /// (a partial one of the open messages, in the claim's order; one by
+    /// recipient key and time), never the whole table of delivered mail.
+    func testTheMailOutboxStatementsReadTheirIndexes() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-schema-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = try SQLiteIssuerSchema.open(path: directory + "/gatehouse.sqlite")
+        func plan(_ sql: String, _ values: [SQLiteValue]) throws -> String {
+            try database.query("EXPLAIN QUERY PLAN " + sql, values).map { $0.string(3) }.joined(separator: " | ")
+        }
+        typealias Store = SQLiteMailOutboxStore
+        let claim = try plan(Store.claimSQL, [1, "node", 1, 10])
+        XCTAssertTrue(claim.contains("USING INDEX mail_outbox_due (next_attempt_at<?)"), claim)
+        XCTAssertFalse(claim.contains("TEMP B-TREE"), "the index's order is the claim's: \(claim)")
+        XCTAssertEqual(try plan(Store.backlogSQL, [1]), "SEARCH mail_outbox USING INDEX mail_outbox_due (next_attempt_at<?)")
+        XCTAssertEqual(try plan(Store.recentCountSQL, ["a@example.com", 1]),
+                       "SEARCH mail_outbox USING COVERING INDEX mail_outbox_recipient (recipient_key=? AND created_at>?)")
     }
 }

@@ -71,6 +71,13 @@ final class StateTransferTests: XCTestCase {
             INSERT INTO webauthn_challenges (challenge_hash, purpose, user_id, binding, expires_at)
             VALUES (x'0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D0D', 'register', 5, x'0E', 9000000000)
             """),
+        ("mail_outbox", """
+            INSERT INTO mail_outbox (id, kind, recipient, recipient_key, message, created_at, next_attempt_at, attempts, claimed_until,
+                                     claimed_by, sent_at, failed_at, last_error)
+            VALUES (3, 'verification', 'Alice@Example.com', 'alice@example.com', x'00FF0D0A5375626A6563740080', 32, 40, 2, 100, 'node-1',
+                    NULL, NULL, '421 4.3.2 busy'),
+                   (7, 'notice', 'bob@example.com', 'bob@example.com', x'42', 33, 33, 1, NULL, 'node-1', 34, NULL, NULL)
+            """),
     ]
 
     var directory = ""
@@ -176,6 +183,14 @@ final class StateTransferTests: XCTestCase {
         let carol = try storage.write { try $0.users.insert(NewUser(subject: "sub-carol", email: "carol@example.com", name: "Carol",
                                                                   passwordHash: "h", roles: ["user"], createdAt: 40)) }
         XCTAssertEqual(carol.id, 10)
+        // The outbox: the message's bytes exact, its state kept, the id sequence past the copied ids.
+        let claimed = try storage.write { try $0.mailOutbox.claimDue(limit: 5, now: 100, lease: 60, claimer: "node-2") }
+        XCTAssertEqual(claimed, [OutboxMessage(id: 3, kind: .verification, recipient: "Alice@Example.com",
+                                               message: [0x00, 0xFF, 0x0D, 0x0A, 0x53, 0x75, 0x62, 0x6A, 0x65, 0x63, 0x74, 0x00, 0x80],
+                                               createdAt: 32, nextAttemptAt: 40, attempts: 2, claimedUntil: 160, claimedBy: "node-2")],
+                       "the sent message is not claimed; the open one is, as it was")
+        XCTAssertEqual(try storage.read.mailOutbox.recentCount(recipient: "ALICE@example.com", since: 0), 1, "the recipient key copied")
+        XCTAssertEqual(try storage.write { try $0.mailOutbox.enqueue(kind: .test, recipient: "c@example.com", message: [1], now: 50) }, 8)
         XCTAssertTrue(try PostgreSQLIssuerState.holdsState(connection))
     }
 
