@@ -33,11 +33,18 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // QR codes for TOTP enrolment on /account, behind AuthServer's QRCodeSVG.
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // SMTP submission for the mail sender, behind SMTPClient.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // libpq-dev for the header only: libpq itself is loaded at the first
         // connection (Sources/CPostgreSQL/libpq_loader.c), so a process on
         // SQLite maps none of it.
         .target(name: "CPostgreSQL", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "SSOCore", dependencies: ["CFastCGI", "COpenSSL"]),
+        // libcurl behind one owned handle, apart from SSOCore: libcurl maps
+        // some thirty libraries (about 6 MB resident), which only the
+        // process that sends mail should pay for. Messages themselves
+        // (SSOCore/Mail) need no C library.
+        .target(name: "SMTPClient", dependencies: ["CCurl", "SSOCore"]),
         // SQLite behind one small owned wrapper (prepared statements, exact
         // byte lengths, busy handler, migrations).
         .target(name: "SQLiteClient", dependencies: ["CSQLite", "SSOCore"]),
@@ -86,6 +93,7 @@ let package = Package(
         .testTarget(name: "AuthServerTests", dependencies: ["AuthServer", "IssuerStorage", "IssuerStorageSQLite", "IssuerComposition",
                                                             "SQLiteClient", "SSOCore"]),
         .testTarget(name: "ResourceServerTests", dependencies: ["ResourceServer", "SSOCore", "SQLiteClient"]),
+        .testTarget(name: "SMTPClientTests", dependencies: ["SMTPClient", "SSOCore"]),
         .testTarget(name: "PostgreSQLClientTests", dependencies: ["PostgreSQLClient", "SSOCore"]),
         // Every storage backend must pass the same suite, races included.
         .testTarget(name: "IssuerStorageConformanceTests", dependencies: [

@@ -6,7 +6,7 @@ GATEHOUSE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export PATH
 
 # Debian packages the stack needs to build and run.
-RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev libpq-dev libqrencode-dev openssl curl pkg-config ca-certificates sqlite3)
+RUN_PACKAGES=(nginx spawn-fcgi libfcgi-dev libssl-dev libsqlite3-dev libpq-dev libqrencode-dev libcurl4-openssl-dev openssl curl pkg-config ca-certificates sqlite3)
 
 # And what the tests need on top: a real browser and its WebDriver.
 TEST_PACKAGES=(chromium chromium-driver libnss3-tools python3 python3-pip postgresql)

@@ -5,7 +5,9 @@ machine need; these tests hold the lists to what the build really needs:
   release binary links (`ldd` on each executable, `dpkg -S` on each library) and of
   the one it loads at run time (libpq, dlopen'ed by Sources/CPostgreSQL),
   except what apt-get itself links (glibc, the GCC runtime: present
-  wherever the page's apt-get runs);
+  wherever the page's apt-get runs); a library a binary links itself is
+  named, one that only another library links may come as that one's
+  dependency (apt-get installs it too);
 - the build list holds every -dev package the package's system-library
   targets name (`swift package dump-package`), the package of their
   pkg-config files, and the package of every header the C modules include.
@@ -35,8 +37,10 @@ def prerequisites_section():
 def installed_by(text):
     """The packages the `apt-get install` commands of `text` name (continuation lines joined)."""
     packages = set()
-    for command in re.findall(r"apt-get install ([^\n]*(?:\\\n[^\n]*)*)", text):
-        packages |= {word for word in command.replace("\\\n", " ").split() if not word.startswith("-")}
+    # Continuations joined first: a greedy [^\n]* would otherwise take the
+    # backslash and end the command at the first line.
+    for command in re.findall(r"apt-get install ([^\n]*)", text.replace("\\\n", " ")):
+        packages |= {word for word in command.split() if not word.startswith("-")}
     return packages
 
 
@@ -71,6 +75,41 @@ def packages_linked_by(executable):
     return {package_of(library) for library in linked_libraries(executable)}
 
 
+def packages_linked_directly_by(executable):
+    """The packages of the libraries `executable` names itself (its NEEDED
+    entries), not those its libraries bring."""
+    dynamic = subprocess.run(["readelf", "-d", str(executable)], capture_output=True, text=True, check=True).stdout
+    needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
+    resolved = subprocess.run(["ldd", str(executable)], capture_output=True, text=True, check=True).stdout
+    paths = dict(re.findall(r"^\s*(\S+) => (/\S+)", resolved, re.M))
+    return {package_of(paths[soname]) for soname in needed if soname in paths}
+
+
+@functools.cache
+def depends_of(package):
+    """The installed packages `package` depends on (Depends and Pre-Depends, every alternative)."""
+    fields = subprocess.run(["dpkg-query", "-W", "-f=${Depends}, ${Pre-Depends}", package],
+                            capture_output=True, text=True)
+    if fields.returncode != 0:
+        return frozenset()
+    names = {alternative.split()[0].split(":")[0]
+             for dependency in fields.stdout.split(",") for alternative in dependency.split("|") if alternative.strip()}
+    return frozenset(names)
+
+
+def installed_with(packages):
+    """`packages` and everything apt-get installs with them: what a library
+    such as libcurl4 brings (nghttp2, libssh2, Kerberos, ...) needs no line
+    of its own on the page."""
+    closure, pending = set(), list(packages)
+    while pending:
+        package = pending.pop()
+        if package not in closure:
+            closure.add(package)
+            pending.extend(depends_of(package))
+    return closure
+
+
 def release_executables():
     """The release binaries section 2 copies to the server (not hello-fcgi, not gatehouse-login)."""
     copied = re.search(r"`\$B/\{([a-z,-]+)\}`", DEPLOY_DOC.read_text()).group(1).split(",")
@@ -97,15 +136,22 @@ def loaded_at_run_time():
 
 def test_the_runtime_list_names_every_library_the_release_binaries_link_or_load():
     always_there = packages_linked_by(shutil.which("apt-get"))
-    needed = {}
+    named, needed = {}, {}
     for executable in release_executables():
+        for package in packages_linked_directly_by(executable) - always_there:
+            named.setdefault(package, executable.name)
         for package in packages_linked_by(executable) - always_there:
             needed.setdefault(package, executable.name)
     for library in loaded_at_run_time():
-        needed.setdefault(package_of(library), "dlopen")
-    assert {"libqrencode4", "libssl3", "libfcgi0ldbl", "libpq5"} <= set(needed), needed
-    missing = {package: user for package, user in needed.items() if package not in runtime_list()}
+        named.setdefault(package_of(library), "dlopen")
+    assert {"libqrencode4", "libssl3", "libfcgi0ldbl", "libpq5"} <= set(named), named
+    # What a binary links itself is named on the page; what those
+    # libraries link in turn may come as their dependencies.
+    missing = {package: user for package, user in named.items() if package not in runtime_list()}
     assert not missing, f"docs/DEPLOY.md section 1 does not install {missing} (package: the binary that needs it)"
+    installed = installed_with(runtime_list())
+    missing = {package: user for package, user in needed.items() if package not in installed}
+    assert not missing, f"docs/DEPLOY.md section 1 installs neither {missing} nor a package that depends on it"
 
 
 def test_the_runtime_list_names_no_library_nothing_needs():
