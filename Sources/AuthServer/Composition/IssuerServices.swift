@@ -64,8 +64,7 @@ public final class IssuerServices {
         requirePushedRequests: settings.requirePushedAuthorizationRequests)
     public private(set) lazy var signInCompletion = SignInCompletion(
         storage: storage, sessions: sessions, codes: codes, pending: pendingAuthorizations, marks: passwordMarks, throttle: loginThrottle,
-        validator: AuthorizationRequestValidator(clients: clients, hints: idTokenHints, apis: apis, issuer: settings.issuer),
-        lifetimes: settings.lifetimes, clock: clock)
+        validator: authorizationRequestValidator, lifetimes: settings.lifetimes, clock: clock)
     /// The prologue the four account responders' change rows share.
     private(set) lazy var accountChangeEndpoints = AccountChangeEndpoints(issuer: settings.issuer, sessions: sessions, users: users,
                                                                           catalogue: messages, selfService: accountSelfService)

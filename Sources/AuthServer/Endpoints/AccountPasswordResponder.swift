@@ -8,21 +8,17 @@ import SSOCore
 /// and per address, like a sign-in: guessing it here costs what guessing it
 /// at /login does. The change ends every other sign-in of the account with
 /// its tokens and keeps this one. A plain form: the page says what happened.
-public final class AccountPasswordResponder: EndpointGroup {
+public final class AccountPasswordResponder: RoutedEndpointGroup {
     public static let path = "/account/password"
     public static let paths = [path]
 
-    public let endpoints: [Endpoint]
-    let table: RouteTable
+    public let table: RouteTable
 
     public init(services: IssuerServices) {
         let changes = services.accountChangeEndpoints
         let passwordChange = AccountPasswordChange(accountChanges: services.accountChanges, selfService: changes.selfService)
-        endpoints = [changes.row(Self.path, passwordChange.change)]
-        table = RouteTable(endpoints)
+        table = RouteTable([changes.row(Self.path, passwordChange.change)])
     }
-
-    public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
 }
 
 /// `POST /account/password`'s handler.

@@ -10,7 +10,7 @@ import SSOCore
 /// the password does: a passkey signs in alone (with `amr` mfa), so a
 /// browser left signed in, or a stolen cookie, must not be enough to
 /// plant one.
-public final class AccountResponder: EndpointGroup {
+public final class AccountResponder: RoutedEndpointGroup {
     public static let pagePath = "/account"
     public static let optionsPath = "/account/passkeys/options"
     public static let registerPath = "/account/passkeys"
@@ -25,8 +25,7 @@ public final class AccountResponder: EndpointGroup {
         return detail.map(response.logging) ?? response
     }
 
-    public let endpoints: [Endpoint]
-    let table: RouteTable
+    public let table: RouteTable
 
     /// The page's handlers are structs too (AccountOverview, AccountSignIn),
     /// for the reason AccountChangeEndpoints.row gives.
@@ -38,7 +37,7 @@ public final class AccountResponder: EndpointGroup {
         let overview = AccountOverview(signIn: signIn, selfService: changes.selfService, sessions: services.sessions, clients: services.clients,
                                        totp: services.totp, catalogue: services.messages)
         let passkeys = AccountPasskeys(changes: changes, passkeys: services.passkeys, catalogue: services.messages)
-        endpoints = [
+        table = RouteTable([
             Endpoint(Self.pagePath, .read, guards: [whoIsAsking], cache: .noStore, handler: overview.page),
             // Not HEAD: it redeems a code.
             Endpoint(AccountClient.callbackPath, .get, cache: .noStore, handler: signIn.finish),
@@ -46,11 +45,8 @@ public final class AccountResponder: EndpointGroup {
             changes.row(Self.registerPath, passkeys.register),
             changes.row(Self.removePath, passkeys.remove),
             changes.row(Self.renamePath, passkeys.rename),
-        ]
-        table = RouteTable(endpoints)
+        ])
     }
-
-    public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
 }
 
 /// The account page itself, for the signed-in user or the sign-in.

@@ -15,22 +15,18 @@ import SSOCore
 ///
 /// Both pass AccountChangeEndpoints' guards (Fetch Metadata, Origin, the
 /// session's form token): another site cannot sign anyone out.
-public final class AccountSessionsResponder: EndpointGroup {
+public final class AccountSessionsResponder: RoutedEndpointGroup {
     public static let endPath = "/account/sessions/end"
     public static let endAllPath = "/account/sessions/end-all"
     public static let paths = [endPath, endAllPath]
 
-    public let endpoints: [Endpoint]
-    let table: RouteTable
+    public let table: RouteTable
 
     public init(services: IssuerServices) {
         let changes = services.accountChangeEndpoints
         let ending = AccountSessionEnding(selfService: changes.selfService)
-        endpoints = [changes.row(Self.endPath, ending.end), changes.row(Self.endAllPath, ending.endAll)]
-        table = RouteTable(endpoints)
+        table = RouteTable([changes.row(Self.endPath, ending.end), changes.row(Self.endAllPath, ending.endAll)])
     }
-
-    public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
 }
 
 /// The two forms' handlers.

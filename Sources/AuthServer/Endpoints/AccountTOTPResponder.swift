@@ -19,7 +19,7 @@ import SSOCore
 /// Setting up is offered while the account has no TOTP: replacing the app
 /// means removing it (with the password) first, so a browser left signed
 /// in cannot swap the second factor for one of its own either.
-public final class AccountTOTPResponder: EndpointGroup {
+public final class AccountTOTPResponder: RoutedEndpointGroup {
     public static let startPath = "/account/totp/start"
     public static let confirmPath = "/account/totp/confirm"
     public static let removePath = "/account/totp/remove"
@@ -28,8 +28,7 @@ public final class AccountTOTPResponder: EndpointGroup {
     /// How long a started setup may wait for its first code.
     static let pendingLifetime: Int64 = 600
 
-    public let endpoints: [Endpoint]
-    let table: RouteTable
+    public let table: RouteTable
     let forms: AccountTOTPForms
 
     public init(services: IssuerServices) {
@@ -37,12 +36,9 @@ public final class AccountTOTPResponder: EndpointGroup {
         let forms = AccountTOTPForms(changes: changes, totp: services.totp, sealingKeys: services.sealingKeys,
                                      brandName: services.settings.brandName, catalogue: services.messages, clock: services.clock)
         self.forms = forms
-        endpoints = [changes.row(Self.startPath, forms.start), changes.row(Self.confirmPath, forms.confirm),
-                     changes.row(Self.removePath, forms.remove)]
-        table = RouteTable(endpoints)
+        table = RouteTable([changes.row(Self.startPath, forms.start), changes.row(Self.confirmPath, forms.confirm),
+                            changes.row(Self.removePath, forms.remove)])
     }
-
-    public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
 
     /// The seed, or nil when `pending` is not one this session sealed or has expired.
     func open(_ pending: String, for signedIn: SignedInAccount.Value) throws -> [UInt8]? { try forms.open(pending, for: signedIn) }

@@ -2,9 +2,9 @@ import IssuerStorage
 import SSOCore
 
 /// `GET|POST /authorize` (RFC 6749 §4.1.1, OIDC Core §3.1.2).
-public final class AuthorizeResponder: EndpointGroup {
+public final class AuthorizeResponder: OneEndpointGroup {
     public static let path = "/authorize"
-    let served: SingleEndpoint
+    public let served: SingleEndpoint
 
     public init(services: IssuerServices) {
         let authorization = Authorization(validator: services.authorizationRequestValidator, pushedAuthorizations: services.pushedAuthorizations,
@@ -18,8 +18,6 @@ public final class AuthorizeResponder: EndpointGroup {
                                          handler: authorization.answer))
     }
 
-    public var endpoints: [Endpoint] { [served.endpoint] }
-    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 
     /// OIDC Core §3.1.2.1 ui_locales: "End-User's preferred languages and
     /// scripts for the user interface, represented as a space-separated

@@ -8,9 +8,9 @@ import SSOCore
 /// (`internal`), so it tells the outside nothing. An unknown or malformed
 /// id answers an empty body: the page then shows its text without a name,
 /// never a name taken from the URL.
-public final class ClientNameResponder: EndpointGroup {
+public final class ClientNameResponder: OneEndpointGroup {
     public static let path = "/login/app-name"
-    let served: SingleEndpoint
+    public let served: SingleEndpoint
 
     public init(services: IssuerServices) {
         let clients = services.clients
@@ -22,6 +22,4 @@ public final class ClientNameResponder: EndpointGroup {
         })
     }
 
-    public var endpoints: [Endpoint] { [served.endpoint] }
-    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 }

@@ -86,9 +86,9 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
 /// server supports"). It is encoded once and again only when the storage's
 /// change marker moves; while the database is out of reach the last
 /// document keeps being served (discovery must answer during an outage).
-public final class DiscoveryResponder: EndpointGroup {
+public final class DiscoveryResponder: OneEndpointGroup {
     public static let path = "/.well-known/openid-configuration"
-    let served: SingleEndpoint
+    public let served: SingleEndpoint
 
     /// `apis` nil: the standard scopes only (a document without storage).
     public init(document: DiscoveryDocument, apis: APIRegistry?) throws {
@@ -96,8 +96,6 @@ public final class DiscoveryResponder: EndpointGroup {
         served = SingleEndpoint(Endpoint(Self.path, .read, cache: .asAnswered, handler: published.respond))
     }
 
-    public var endpoints: [Endpoint] { [served.endpoint] }
-    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 }
 
 /// The discovery document as served, encoded again when the registered

@@ -19,9 +19,9 @@ import SSOCore
 ///   revoked, and its session and account must still be live.
 /// - A rotated (spent) refresh token is inactive, even while the rotation
 ///   grace window would still answer a retry with the same successor.
-public final class IntrospectionResponder: EndpointGroup {
+public final class IntrospectionResponder: OneEndpointGroup {
     public static let path = "/introspect"
-    let served: SingleEndpoint
+    public let served: SingleEndpoint
 
     public init(services: IssuerServices) {
         let introspection = Introspection(tokenLocator: services.tokenLocator, accessTokens: services.accessTokens, sessions: services.sessions,
@@ -35,8 +35,6 @@ public final class IntrospectionResponder: EndpointGroup {
                                          errors: OAuthErrors(), cache: .credentials, handler: introspection.answer))
     }
 
-    public var endpoints: [Endpoint] { [served.endpoint] }
-    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 }
 
 /// The introspection endpoint's handler.

@@ -7,17 +7,15 @@ import SSOCore
 /// have committed since (IssuerStorage.changeMarker), or every 10 s at most,
 /// because superseded keys leave the set as time passes. `ssoctl keys
 /// rotate` shows up at once while a steady state costs one marker read.
-public final class JWKSResponder: EndpointGroup {
+public final class JWKSResponder: OneEndpointGroup {
     public static let path = "/.well-known/jwks.json"
-    let served: SingleEndpoint
+    public let served: SingleEndpoint
 
     public init(keys: SigningKeys) {
         let document = PublishedJWKS(keys: keys)
         served = SingleEndpoint(Endpoint(Self.path, .read, cache: .asAnswered, handler: document.respond))
     }
 
-    public var endpoints: [Endpoint] { [served.endpoint] }
-    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 }
 
 /// The JWKS as last served, and when to read it again.

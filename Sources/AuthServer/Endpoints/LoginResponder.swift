@@ -13,13 +13,12 @@ import SSOCore
 /// with TOTP: a right password only marks the pending request and sends the
 /// browser to login-otp.html, whose form (`req`, `otp`) posts here again;
 /// the code then completes the request.
-public final class LoginResponder: EndpointGroup {
+public final class LoginResponder: RoutedEndpointGroup {
     public static let path = "/login"
     public static let passkeyOptionsPath = "/login/passkey/options"
     public static let passkeyPath = "/login/passkey"
 
-    public let endpoints: [Endpoint]
-    let table: RouteTable
+    public let table: RouteTable
 
     public init(services: IssuerServices) throws {
         let answer = SignInAnswer(issuer: services.settings.issuer, sessionLifetime: services.settings.lifetimes.ssoSession)
@@ -35,10 +34,7 @@ public final class LoginResponder: EndpointGroup {
         func row(_ path: String, when selector: String? = nil, _ handler: @escaping (EndpointExchange) throws -> Response) -> Endpoint {
             Endpoint(path, .post, input: .form, guards: guards, errors: errors, cache: .noStore, when: selector, handler: handler)
         }
-        endpoints = [row(Self.path, when: "otp", code.verify), row(Self.path, password.verify),
-                     row(Self.passkeyOptionsPath, passkey.options), row(Self.passkeyPath, passkey.verify)]
-        table = RouteTable(endpoints)
+        table = RouteTable([row(Self.path, when: "otp", code.verify), row(Self.path, password.verify),
+                            row(Self.passkeyOptionsPath, passkey.options), row(Self.passkeyPath, passkey.verify)])
     }
-
-    public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
 }

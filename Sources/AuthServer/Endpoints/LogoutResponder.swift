@@ -24,9 +24,9 @@ import SSOCore
 ///   `sub`; an expired ID token is accepted (§4).
 /// - An invalid request (bad hint, unknown client, unregistered redirect,
 ///   bad state) shows an error page and changes nothing (§4: no redirect).
-public final class LogoutResponder: EndpointGroup {
+public final class LogoutResponder: OneEndpointGroup {
     public static let path = "/logout"
-    let served: SingleEndpoint
+    public let served: SingleEndpoint
 
     public init(services: IssuerServices) {
         let logout = Logout(validator: LogoutRequestValidator(clients: services.clients, hints: services.idTokenHints),
@@ -38,8 +38,6 @@ public final class LogoutResponder: EndpointGroup {
                                          errors: LogoutPageErrors(catalogue: services.messages), cache: .noStore, handler: logout.answer))
     }
 
-    public var endpoints: [Endpoint] { [served.endpoint] }
-    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 
     /// A value only this browser's cookie can produce, and that reveals
     /// nothing about the cookie (HMAC keyed with the cookie secret).

@@ -32,20 +32,16 @@ public struct OpsSettings: Sendable {
 /// The ops listener (loopback only, nginx's `127.0.0.1:<base+4>`):
 /// `GET /metrics` (Prometheus text format), `GET /health/live` and
 /// `GET /health/ready` (JSON, 503 with a reason when not).
-public final class OpsResponder: EndpointGroup {
-    public let endpoints: [Endpoint]
-    let table: RouteTable
+public final class OpsResponder: RoutedEndpointGroup {
+    public let table: RouteTable
 
     public init(services: IssuerServices, settings: OpsSettings) {
         let ops = OpsAnswers(storage: services.storage, activeSigningKey: services.activeSigningKey, signingKeys: services.signingKeys,
                              clock: services.clock, settings: settings)
-        endpoints = [Endpoint("/metrics", .read, cache: .noStore, handler: { _ in ops.metrics() }),
-                     Endpoint("/health/live", .read, cache: .noStore, handler: { _ in try ops.live() }),
-                     Endpoint("/health/ready", .read, cache: .noStore, handler: { _ in try ops.ready() })]
-        table = RouteTable(endpoints)
+        table = RouteTable([Endpoint("/metrics", .read, cache: .noStore, handler: { _ in ops.metrics() }),
+                            Endpoint("/health/live", .read, cache: .noStore, handler: { _ in try ops.live() }),
+                            Endpoint("/health/ready", .read, cache: .noStore, handler: { _ in try ops.ready() })])
     }
-
-    public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
 }
 
 /// What the ops endpoints read and how they say it.

@@ -16,9 +16,9 @@ import SSOCore
 /// - `prompt=consent` is accepted here and answered `consent_required` at
 ///   /authorize (§2.3: no user-interaction error codes at push time).
 /// - `expires_in` is `PushedAuthorizations.lifetime` (90 s).
-public final class PushedAuthorizationResponder: EndpointGroup {
+public final class PushedAuthorizationResponder: OneEndpointGroup {
     public static let path = "/par"
-    let served: SingleEndpoint
+    public let served: SingleEndpoint
 
     public init(services: IssuerServices) throws {
         let pushing = AuthorizationPush(pushedAuthorizations: services.pushedAuthorizations, validator: services.authorizationRequestValidator,
@@ -33,8 +33,6 @@ public final class PushedAuthorizationResponder: EndpointGroup {
                                          errors: OAuthErrors(), cache: .credentials, handler: pushing.push))
     }
 
-    public var endpoints: [Endpoint] { [served.endpoint] }
-    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 }
 
 /// PAR's handler: what is kept of the pushed request, and its `request_uri`.

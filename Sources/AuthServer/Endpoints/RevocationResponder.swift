@@ -29,9 +29,9 @@ import SSOCore
 ///   must send a proof here as at /token, and a proof that is sent must be
 ///   by the token's key: then a copy taken without the key cannot end the
 ///   app's grant either.
-public final class RevocationResponder: EndpointGroup {
+public final class RevocationResponder: OneEndpointGroup {
     public static let path = "/revoke"
-    let served: SingleEndpoint
+    public let served: SingleEndpoint
 
     public init(services: IssuerServices) throws {
         let revoking = Revoking(tokenLocator: services.tokenLocator, revocation: services.tokenRevocation)
@@ -45,8 +45,6 @@ public final class RevocationResponder: EndpointGroup {
                                          errors: OAuthErrors(), cache: .credentials, handler: revoking.revoke))
     }
 
-    public var endpoints: [Endpoint] { [served.endpoint] }
-    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 }
 
 /// The revocation endpoint's handler.

@@ -3,9 +3,9 @@ import SSOCore
 
 /// `POST /token` (RFC 6749 §3.2): client authentication and the DPoP proof
 /// (the guards), then one handler per grant type.
-public final class TokenResponder: EndpointGroup {
+public final class TokenResponder: OneEndpointGroup {
     public static let path = "/token"
-    let served: SingleEndpoint
+    public let served: SingleEndpoint
 
     public init(services: IssuerServices) throws {
         let grants = try TokenGrants(services: services)
@@ -16,8 +16,6 @@ public final class TokenResponder: EndpointGroup {
                                          errors: OAuthErrors(), cache: .credentials, handler: grants.issue))
     }
 
-    public var endpoints: [Endpoint] { [served.endpoint] }
-    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 }
 
 /// The token endpoint's handler: one grant handler per grant type.

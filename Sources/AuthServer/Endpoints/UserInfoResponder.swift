@@ -13,9 +13,9 @@ import SSOCore
 ///   userinfo return current values).
 /// - `email_verified` is true: accounts are created by the operator with
 ///   `ssoctl`, which is the verification (as in the ID token).
-public final class UserInfoResponder: EndpointGroup {
+public final class UserInfoResponder: OneEndpointGroup {
     public static let path = "/userinfo"
-    let served: SingleEndpoint
+    public let served: SingleEndpoint
 
     public init(services: IssuerServices) throws {
         let userInfo = UserInfo(verifier: services.accessTokens, dpop: try services.dpop())
@@ -26,8 +26,6 @@ public final class UserInfoResponder: EndpointGroup {
                                          cache: .credentials, handler: userInfo.answer))
     }
 
-    public var endpoints: [Endpoint] { [served.endpoint] }
-    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
 }
 
 /// The userinfo endpoint's handler: the token's checks, then the claims.

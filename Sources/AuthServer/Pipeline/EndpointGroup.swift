@@ -21,3 +21,23 @@ public struct SingleEndpoint: Responder {
 
     public func respond(to request: Request) throws -> Response { try responder.respond(to: request) }
 }
+
+/// A group that is one row (`served`): its rows and its answers follow.
+public protocol OneEndpointGroup: EndpointGroup {
+    var served: SingleEndpoint { get }
+}
+
+extension OneEndpointGroup {
+    public var endpoints: [Endpoint] { [served.endpoint] }
+    public func respond(to request: Request) throws -> Response { try served.respond(to: request) }
+}
+
+/// A group of several rows, routed by path (`table`).
+public protocol RoutedEndpointGroup: EndpointGroup {
+    var table: RouteTable { get }
+}
+
+extension RoutedEndpointGroup {
+    public var endpoints: [Endpoint] { table.endpoints }
+    public func respond(to request: Request) throws -> Response { try table.respond(to: request) }
+}
