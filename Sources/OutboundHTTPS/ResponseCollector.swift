@@ -44,18 +44,18 @@ final class ResponseCollector {
 /// CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION: C functions, so no
 /// captures; the collector comes back through CURLOPT_WRITEDATA and
 /// CURLOPT_HEADERDATA. Returning less than given makes libcurl stop.
-let collectBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, user in
-    guard let user else { return 0 }
-    let length = size * count
-    guard length > 0, let data else { return length }
-    let buffer = UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length)
-    return Unmanaged<ResponseCollector>.fromOpaque(user).takeUnretainedValue().bodyBytes(buffer) ? length : 0
+let collectBody: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    collect($0, $1 * $2, $3, ResponseCollector.bodyBytes)
 }
 
-let collectHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, user in
+let collectHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    collect($0, $1 * $2, $3, ResponseCollector.header)
+}
+
+private func collect(_ data: UnsafeMutablePointer<CChar>?, _ length: Int, _ user: UnsafeMutableRawPointer?,
+                     _ part: (ResponseCollector) -> (UnsafeBufferPointer<UInt8>) -> Bool) -> Int {
     guard let user else { return 0 }
-    let length = size * count
     guard length > 0, let data else { return length }
-    let buffer = UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length)
-    return Unmanaged<ResponseCollector>.fromOpaque(user).takeUnretainedValue().header(buffer) ? length : 0
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length)
+    return part(Unmanaged<ResponseCollector>.fromOpaque(user).takeUnretainedValue())(bytes) ? length : 0
 }
