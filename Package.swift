@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "api-a", targets: ["api-a"]),
         .executable(name: "api-b", targets: ["api-b"]),
         .executable(name: "gatehouse-login", targets: ["gatehouse-login"]),
+        .executable(name: "gatehouse-mailer", targets: ["gatehouse-mailer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -67,6 +68,10 @@ let package = Package(
         .target(name: "IssuerComposition", dependencies: ["AuthServer", "IssuerStorage", "IssuerStorageSQLite", "IssuerStoragePostgreSQL",
                                                          "PostgreSQLClient", "SQLiteClient", "SSOCore"]),
         .target(name: "ResourceServer", dependencies: ["SSOCore", "SQLiteClient", "OutboundHTTPS"]),
+        // The outbox's sender loop (claim, deliver outside any transaction,
+        // record), testable without a network: the only target besides
+        // SMTPClient's tests that links libcurl, through SMTPClient.
+        .target(name: "MailSending", dependencies: ["IssuerStorage", "SMTPClient", "SSOCore"]),
         // libpq behind one small owned wrapper (prepared statements, binary
         // parameters, bounded waits, reconnect with backoff).
         .target(name: "PostgreSQLClient", dependencies: ["CPostgreSQL", "SSOCore"]),
@@ -86,6 +91,8 @@ let package = Package(
         // The resource servers: SSOCore and ResourceServer only, never AuthServer.
         .executableTarget(name: "api-a", dependencies: ["SSOCore", "ResourceServer"]),
         .executableTarget(name: "api-b", dependencies: ["SSOCore", "ResourceServer"]),
+        // The mail sender process: MailSending over the storage IssuerComposition opens.
+        .executableTarget(name: "gatehouse-mailer", dependencies: ["IssuerComposition", "MailSending"]),
         .executableTarget(name: "ssoctl", dependencies: [
             "SSOCore", "AuthServer", "IssuerStorage", "IssuerComposition",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -102,6 +109,8 @@ let package = Package(
         .testTarget(name: "ResourceServerTests", dependencies: ["ResourceServer", "SSOCore", "SQLiteClient"]),
         .testTarget(name: "SMTPClientTests", dependencies: ["SMTPClient", "SSOCore"]),
         .testTarget(name: "OutboundHTTPSTests", dependencies: ["OutboundHTTPS", "ResourceServer", "SSOCore"]),
+        .testTarget(name: "MailSendingTests", dependencies: ["MailSending", "IssuerStorage", "IssuerStorageSQLite", "SMTPClient",
+                                                             "SQLiteClient", "SSOCore"]),
         .testTarget(name: "PostgreSQLClientTests", dependencies: ["PostgreSQLClient", "SSOCore"]),
         // Every storage backend must pass the same suite, races included.
         .testTarget(name: "IssuerStorageConformanceTests", dependencies: [
