@@ -122,8 +122,9 @@ final class PageLanguageTests: SessionEndpointsTestCase {
             AccountPage.passkeysSection([], formToken: "t", messages: messages),
             AccountSessionsSection.render(sessions: sessions, currentSID: "s1", formToken: "t", messages: messages),
             AccountPasswordResponder.section(formToken: "t", messages: messages),
-            AccountTOTPResponder.section(formToken: "t", enrolled: true, messages: messages),
-            AccountTOTPResponder.section(formToken: "t", enrolled: false, messages: messages),
+            AccountTOTPResponder.section(formToken: "t", recoveryCodesLeft: 3, messages: messages),
+            AccountTOTPResponder.section(formToken: "t", recoveryCodesLeft: 0, messages: messages),
+            AccountTOTPResponder.section(formToken: "t", recoveryCodesLeft: nil, messages: messages),
         ]
         var pages: [(String, String)] = [
             ("sign-in failed", AccountPage.signInFailed(messages).bodyText),

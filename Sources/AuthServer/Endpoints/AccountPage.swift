@@ -59,6 +59,7 @@ enum AccountPage {
         "totp_already_on": ("totp.already_on", true),
         "totp_password_wrong": ("totp.password_wrong", true),
         "totp_start_password_wrong": ("totp.start_password_wrong", true),
+        "recovery_password_wrong": ("totp.recovery_password_wrong", true),
     ]
 
     /// What `?done=` reports; an unknown value shows nothing.

@@ -77,7 +77,8 @@ struct AccountOverview {
                                        formToken: signedIn.formToken, messages: messages,
                                        appName: { (try? clients.find(clientID: $0))?.shownName ?? $0 }),
          AccountPasswordResponder.section(formToken: signedIn.formToken, messages: messages),
-         AccountTOTPResponder.section(formToken: signedIn.formToken, enrolled: try totp.isEnrolled(userID: signedIn.user.id),
+         AccountTOTPResponder.section(formToken: signedIn.formToken, recoveryCodesLeft: try totp.isEnrolled(userID: signedIn.user.id)
+                                         ? totp.recoveryCodesLeft(userID: signedIn.user.id) : nil,
                                       messages: messages)]
     }
 }

@@ -15,6 +15,10 @@ import SSOCore
 /// - `remove` asks for the current password through the login throttle,
 ///   as a password change does (a browser left signed in must not be
 ///   enough to drop the second factor).
+/// - `confirm` answers with the ten recovery codes (RecoveryCodes), made
+///   in the enrolment's write unit and shown this once; `recovery-codes`
+///   makes a new set, with the current password like `remove` (a browser
+///   left signed in must not be able to read a way past the second factor).
 ///
 /// Setting up is offered while the account has no TOTP: replacing the app
 /// means removing it (with the password) first, so a browser left signed
@@ -23,7 +27,8 @@ public final class AccountTOTPResponder: RoutedEndpointGroup {
     public static let startPath = "/account/totp/start"
     public static let confirmPath = "/account/totp/confirm"
     public static let removePath = "/account/totp/remove"
-    public static let paths = [startPath, confirmPath, removePath]
+    public static let recoveryCodesPath = "/account/totp/recovery-codes"
+    public static let paths = [startPath, confirmPath, removePath, recoveryCodesPath]
 
     /// How long a started setup may wait for its first code.
     static let pendingLifetime: Int64 = 600
@@ -37,7 +42,7 @@ public final class AccountTOTPResponder: RoutedEndpointGroup {
                                      brandName: services.settings.brandName, catalogue: services.messages, clock: services.clock)
         self.forms = forms
         table = RouteTable([changes.row(Self.startPath, forms.start), changes.row(Self.confirmPath, forms.confirm),
-                            changes.row(Self.removePath, forms.remove)])
+                            changes.row(Self.removePath, forms.remove), changes.row(Self.recoveryCodesPath, forms.renewRecoveryCodes)])
     }
 
     /// The seed, or nil when `pending` is not one this session sealed or has expired.
@@ -94,9 +99,43 @@ struct AccountTOTPForms {
             return try setupPage(secret: secret, pending: pending, signedIn, error: "totp.wrong_code", messages: messages)
                 .logging("TOTP confirmation refused: wrong code for user \(user.id)")
         }
-        try totp.enrol(userID: user.id, secret: secret, usedStep: step)
+        let codes = RecoveryCodes.generate()
+        try totp.enrol(userID: user.id, secret: secret, usedStep: step, recoveryCodes: codes)
         SecurityEvents.totpEnrolled(user: user.email, ip: exchange.request.remoteAddress, sid: signedIn.session.sid)
-        return AccountResponder.back("totp_on", "TOTP enrolled by user \(user.id)")
+        return recoveryCodesPage(codes, messages: messages, done: AccountResponder.pagePath + "?done=totp_on")
+            .logging("TOTP enrolled by user \(user.id), with \(codes.count) recovery codes")
+    }
+
+    func renewRecoveryCodes(_ exchange: EndpointExchange) throws -> Response {
+        let signedIn = try exchange.signedIn(), user = signedIn.user, address = exchange.request.remoteAddress
+        switch try changes.confirmCurrentPassword(exchange.parameters, of: user, address: address) {
+        case nil: return AccountResponder.back("password_missing", "recovery codes refused: no current password")
+        case .verified?: break
+        case .locked(let detail)?: return AccountResponder.back("password_locked", "recovery codes refused: \(detail)")
+        case .wrong?:
+            return AccountResponder.back("recovery_password_wrong", "recovery codes refused: wrong current password for user \(user.id)")
+        }
+        guard let codes = try totp.newRecoveryCodes(userID: user.id) else {
+            return AccountResponder.back("totp_off", "recovery codes refused: user \(user.id) has no TOTP")
+        }
+        SecurityEvents.recoveryCodesRenewed(user: user.email, ip: address, sid: signedIn.session.sid)
+        return recoveryCodesPage(codes, messages: messages(exchange), done: AccountResponder.pagePath)
+            .logging("new recovery codes for user \(user.id)")
+    }
+
+    /// The codes, shown once; `done` leads back to /account.
+    func recoveryCodesPage(_ codes: [String], messages: Messages, done: String) -> Response {
+        let items = codes.map { "<li><code>\(HTMLEscaping.escape($0))</code></li>" }.joined(separator: "\n        ")
+        return AccountPage.page(title: "totp.recovery_title", messages: messages, body: """
+            <main class="card">
+              <h1>\(messages.html("totp.recovery_title"))</h1>
+              <p>\(messages.html("totp.recovery_lead"))</p>
+              <ol class="recovery-codes" id="recovery-codes">
+                    \(items)
+              </ol>
+              <a class="button" id="recovery-codes-done" href="\(HTMLEscaping.escape(done))">\(messages.html("totp.recovery_done"))</a>
+            </main>
+            """)
     }
 
     func remove(_ exchange: EndpointExchange) throws -> Response {
@@ -181,11 +220,24 @@ struct AccountTOTPForms {
 
 extension AccountTOTPResponder {
     /// The section's HTML: a plain form, no script.
-    static func section(formToken: String, enrolled: Bool, messages: Messages) -> String {
-        if enrolled {
+    /// `recoveryCodesLeft`: nil when not enrolled.
+    static func section(formToken: String, recoveryCodesLeft: Int?, messages: Messages) -> String {
+        if let left = recoveryCodesLeft {
+            let leftLine = left == 0 ? "<p class=\"alert\" id=\"recovery-codes-left\">\(messages.html("totp.recovery_none_left"))</p>"
+                                     : "<p class=\"small\" id=\"recovery-codes-left\">\(messages.html("totp.recovery_left", ["count": String(left)]))</p>"
             return """
                   <h2>\(messages.html("totp.heading"))</h2>
                   <p id="totp-status"><strong>\(messages.html("totp.state_on"))</strong> \(messages.html("totp.status_on"))</p>
+                  \(leftLine)
+                  <form method="post" action="\(recoveryCodesPath)" class="recovery-codes-renew">
+                    \(AccountPage.tokenField(formToken))
+                    <div class="field">
+                      <label for="recovery-renew-password">\(messages.html("password.current"))</label>
+                      <input id="recovery-renew-password" name="current" type="password" autocomplete="current-password" required>
+                    </div>
+                    <button type="submit" class="secondary">\(messages.html("totp.recovery_renew"))</button>
+                    <p class="small">\(messages.html("totp.recovery_renew_note"))</p>
+                  </form>
                   <form method="post" action="\(removePath)" class="totp-remove">
                     \(AccountPage.tokenField(formToken))
                     <div class="field">
