@@ -53,9 +53,22 @@ final class AccountTOTPTests: SignInTestCase {
         return harness.run(responder, request, file: file, line: line)
     }
 
-    func accountPage(_ cookie: String, query: String = "") -> String {
-        harness.run(account, Request(method: "GET", path: AccountResponder.pagePath, query: query,
-                                     headers: H.cookieHeader([SSOSessions.cookieName: cookie]))).bodyText
+    func accountPage(_ cookie: String, query: String = "", sudo: String? = nil) -> String {
+        var cookies = [SSOSessions.cookieName: cookie]
+        cookies[AccountReauthentication.cookieName] = sudo
+        return harness.run(account, Request(method: "GET", path: AccountResponder.pagePath, query: query,
+                                            headers: H.cookieHeader(cookies))).bodyText
+    }
+
+    /// "Confirm it's you" with the password: the window's cookie.
+    func confirmedWindow(_ cookie: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let pairs = [("csrf", AccountFormToken.expected(for: cookie)), ("current", H.otherPassword)]
+        let headers = ["origin": harness.issuerOrigin, "sec-fetch-site": "same-origin",
+                       "cookie": H.cookieHeader([SSOSessions.cookieName: cookie])["cookie"] ?? ""]
+        let response = harness.run(account, H.formRequest(AccountResponder.confirmPath, RequestParameters(pairs), headers: headers),
+                                   file: file, line: line)
+        XCTAssertEqual(response.location, "/account?done=confirmed", file: file, line: line)
+        return try XCTUnwrap(response.cookie(AccountReauthentication.cookieName)?.value, file: file, line: line)
     }
 
     /// The value of `name="<name>" value="..."` or the text of `id="<id>"`.
@@ -86,7 +99,9 @@ final class AccountTOTPTests: SignInTestCase {
 
     func testStartShowsAQRCodeAndTheKeyAndStoresNothing() throws {
         let cookie = try sessionCookie(for: bob)
-        XCTAssertTrue(accountPage(cookie).contains("action=\"\(AccountTOTPResponder.startPath)\""), "the section offers setup")
+        XCTAssertFalse(accountPage(cookie).contains("action=\"\(AccountTOTPResponder.startPath)\""), "not before confirming")
+        XCTAssertTrue(accountPage(cookie, sudo: try confirmedWindow(cookie)).contains("action=\"\(AccountTOTPResponder.startPath)\""),
+                      "the section offers setup once confirmed")
         var result: (pending: String, secret: [UInt8], page: String)!
         try assertDatabaseUnchanged("start") { result = try start(cookie) }
         let page = result.page
@@ -121,7 +136,7 @@ final class AccountTOTPTests: SignInTestCase {
         XCTAssertEqual(try harness.services.totp.credential(userID: bob.id)?.secret, setup.secret, "the confirmed seed is stored")
         XCTAssertEqual(events(named: "totp_enrolled").count, 1)
         XCTAssertEqual(events(named: "totp_enrolled").first?.user, bobEmail)
-        let page = accountPage(cookie, query: "done=totp_on")
+        let page = accountPage(cookie, query: "done=totp_on", sudo: try confirmedWindow(cookie))
         XCTAssertTrue(page.contains("Two-step sign-in is on"))
         XCTAssertTrue(page.contains("action=\"\(AccountTOTPResponder.removePath)\""))
         XCTAssertFalse(page.contains("action=\"\(AccountTOTPResponder.startPath)\""))

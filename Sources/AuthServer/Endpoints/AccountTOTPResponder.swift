@@ -71,11 +71,11 @@ struct AccountTOTPForms {
         if try totp.isEnrolled(userID: user.id) {
             return AccountResponder.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled")
         }
-        switch try changes.confirmCurrentPassword(exchange.parameters, of: user, address: exchange.request.remoteAddress) {
-        case nil: return AccountResponder.back("password_missing", "TOTP setup without the current password")
-        case .verified?: break
-        case .locked(let detail)?: return AccountResponder.back("password_locked", "TOTP setup refused: \(detail)")
-        case .wrong?:
+        switch try changes.confirmIdentity(exchange) {
+        case .missing: return AccountResponder.back("password_missing", "TOTP setup without the current password")
+        case .confirmed: break
+        case .locked(let detail): return AccountResponder.back("password_locked", "TOTP setup refused: \(detail)")
+        case .wrong:
             return AccountResponder.back("totp_start_password_wrong", "TOTP setup refused: wrong current password for user \(user.id)")
         }
         let secret = SecureRandom.bytes(TOTP.secretByteCount)
@@ -108,11 +108,11 @@ struct AccountTOTPForms {
 
     func renewRecoveryCodes(_ exchange: EndpointExchange) throws -> Response {
         let signedIn = try exchange.signedIn(), user = signedIn.user, address = exchange.request.remoteAddress
-        switch try changes.confirmCurrentPassword(exchange.parameters, of: user, address: address) {
-        case nil: return AccountResponder.back("password_missing", "recovery codes refused: no current password")
-        case .verified?: break
-        case .locked(let detail)?: return AccountResponder.back("password_locked", "recovery codes refused: \(detail)")
-        case .wrong?:
+        switch try changes.confirmIdentity(exchange) {
+        case .missing: return AccountResponder.back("password_missing", "recovery codes refused: no current password")
+        case .confirmed: break
+        case .locked(let detail): return AccountResponder.back("password_locked", "recovery codes refused: \(detail)")
+        case .wrong:
             return AccountResponder.back("recovery_password_wrong", "recovery codes refused: wrong current password for user \(user.id)")
         }
         guard let codes = try totp.newRecoveryCodes(userID: user.id) else {
@@ -139,13 +139,11 @@ struct AccountTOTPForms {
     }
 
     func remove(_ exchange: EndpointExchange) throws -> Response {
-        let form = exchange.parameters, signedIn = try exchange.signedIn(), user = signedIn.user, address = exchange.request.remoteAddress
-        guard let current = try form.singleAllowingControlCharacters("current"), current.utf8.count <= 1024 else {
-            return AccountResponder.back("password_missing", "TOTP removal without the current password")
-        }
-        let attempt: LoginAttempt
-        switch try changes.selfService.checkCurrentPassword(current, of: user, address: address) {
-        case .verified(let admitted): attempt = admitted
+        let signedIn = try exchange.signedIn(), user = signedIn.user, address = exchange.request.remoteAddress
+        let attempt: LoginAttempt?
+        switch try changes.confirmIdentity(exchange, settleNow: false) {
+        case .confirmed(let admitted): attempt = admitted
+        case .missing: return AccountResponder.back("password_missing", "TOTP removal without the current password")
         case .locked(let detail): return AccountResponder.back("password_locked", "TOTP removal refused: \(detail)")
         case .wrong: return AccountResponder.back("totp_password_wrong", "TOTP removal refused: wrong current password for user \(user.id)")
         }
@@ -220,45 +218,38 @@ struct AccountTOTPForms {
 
 extension AccountTOTPResponder {
     /// The section's HTML: a plain form, no script.
-    /// `recoveryCodesLeft`: nil when not enrolled.
-    static func section(formToken: String, recoveryCodesLeft: Int?, messages: Messages) -> String {
-        if let left = recoveryCodesLeft {
-            let leftLine = left == 0 ? "<p class=\"alert\" id=\"recovery-codes-left\">\(messages.html("totp.recovery_none_left"))</p>"
-                                     : "<p class=\"small\" id=\"recovery-codes-left\">\(messages.html("totp.recovery_left", ["count": String(left)]))</p>"
+    /// `recoveryCodesLeft`: nil when not enrolled. The forms only inside
+    /// the confirmed window (`confirmed`): before it, the state alone.
+    static func section(formToken: String, recoveryCodesLeft: Int?, confirmed: Bool, messages: Messages) -> String {
+        let heading = "<h2>\(messages.html("totp.heading"))</h2>"
+        guard let left = recoveryCodesLeft else {
             return """
-                  <h2>\(messages.html("totp.heading"))</h2>
-                  <p id="totp-status"><strong>\(messages.html("totp.state_on"))</strong> \(messages.html("totp.status_on"))</p>
-                  \(leftLine)
-                  <form method="post" action="\(recoveryCodesPath)" class="recovery-codes-renew">
-                    \(AccountPage.tokenField(formToken))
-                    <div class="field">
-                      <label for="recovery-renew-password">\(messages.html("password.current"))</label>
-                      <input id="recovery-renew-password" name="current" type="password" autocomplete="current-password" required>
-                    </div>
-                    <button type="submit" class="secondary">\(messages.html("totp.recovery_renew"))</button>
-                    <p class="small">\(messages.html("totp.recovery_renew_note"))</p>
-                  </form>
-                  <form method="post" action="\(removePath)" class="totp-remove">
-                    \(AccountPage.tokenField(formToken))
-                    <div class="field">
-                      <label for="totp-remove-password">\(messages.html("password.current"))</label>
-                      <input id="totp-remove-password" name="current" type="password" autocomplete="current-password" required>
-                    </div>
-                    <button type="submit" class="secondary">\(messages.html("totp.remove"))</button>
-                    <p class="small">\(messages.html("totp.remove_note"))</p>
-                  </form>
+                  \(heading)
+                  <p id="totp-status"><strong>\(messages.html("totp.state_off"))</strong> \(messages.html("totp.status_off"))</p>
+                  \(confirmed ? button(startPath, "totp-start", "totp.set_up", formToken, messages) : "")
             """
         }
+        let leftLine = left == 0 ? "<p class=\"alert\" id=\"recovery-codes-left\">\(messages.html("totp.recovery_none_left"))</p>"
+                                 : "<p class=\"small\" id=\"recovery-codes-left\">\(messages.html("totp.recovery_left", ["count": String(left)]))</p>"
+        let forms = confirmed ? button(recoveryCodesPath, "recovery-codes-renew", "totp.recovery_renew", formToken, messages,
+                                       note: "totp.recovery_renew_note")
+                                + button(removePath, "totp-remove", "totp.remove", formToken, messages, note: "totp.remove_note") : ""
         return """
-              <h2>\(messages.html("totp.heading"))</h2>
-              <p id="totp-status"><strong>\(messages.html("totp.state_off"))</strong> \(messages.html("totp.status_off"))</p>
-              <form method="post" action="\(startPath)" class="totp-start">
+              \(heading)
+              <p id="totp-status"><strong>\(messages.html("totp.state_on"))</strong> \(messages.html("totp.status_on"))</p>
+              \(leftLine)
+              \(forms)
+        """
+    }
+
+    /// A form that is one button (the confirmed window stands for the password).
+    static func button(_ action: String, _ formClass: String, _ label: String, _ formToken: String, _ messages: Messages,
+                       note: String? = nil) -> String {
+        """
+              <form method="post" action="\(action)" class="\(formClass)">
                 \(AccountPage.tokenField(formToken))
-                <div class="field">
-                  <label for="totp-start-password">\(messages.html("password.current"))</label>
-                  <input id="totp-start-password" name="current" type="password" autocomplete="current-password" required>
-                </div>
-                <button type="submit" class="secondary">\(messages.html("totp.set_up"))</button>
+                <button type="submit" class="secondary">\(messages.html(label))</button>
+                \(note.map { "<p class=\"small\">\(messages.html($0))</p>" } ?? "")
               </form>
         """
     }

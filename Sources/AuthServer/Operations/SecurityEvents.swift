@@ -21,6 +21,7 @@ import SSOCore
 /// | `totp_enrolled`, `totp_removed` | the user set up or removed TOTP (an authenticator app) on /account |
 /// | `recovery_code_used` | a recovery code took a TOTP code's place at sign-in; `reason` says how many are left |
 /// | `recovery_codes_renewed` | the user made a new set of recovery codes on /account |
+/// | `account_deleted` | the user erased their own account on /account |
 /// | `session_ended`, `signed_out_everywhere` | the user signed out one of their sessions, or all of them, on /account |
 public enum SecurityEvents {
     public static func signIn(_ result: LoginResult, user: User?, client: String?, ip: String, sid: String? = nil) {
@@ -114,6 +115,11 @@ public enum SecurityEvents {
     /// The signed-in user made a new set of recovery codes on /account (with their current password).
     public static func recoveryCodesRenewed(user: String, ip: String, sid: String) {
         AuditLog.record(AuditEvent(event: "recovery_codes_renewed", user: user, ip: ip, sid: sid))
+    }
+
+    /// The signed-in user erased their own account on /account.
+    public static func accountDeleted(user: String, ip: String, sid: String) {
+        AuditLog.record(AuditEvent(event: "account_deleted", user: user, ip: ip, sid: sid))
     }
 
     /// The signed-in user removed their TOTP enrolment on /account (with their current password).
