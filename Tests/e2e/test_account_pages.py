@@ -21,7 +21,7 @@ def test_the_account_page_fits_a_phone_and_its_qr_code_scans(stack, browser, scr
     driver.set_window_size(320, 2400)
     driver.get(stack.issuer + "/account")
     for heading in ("Passkeys", "Sessions and devices", "Confirm it's you", "Two-step sign-in"):
-        assert driver.find_element(By.XPATH, f"//h2[text()='{heading}']")
+        assert driver.find_element(By.XPATH, f'//h2[text()="{heading}"]')
     assert not driver.find_elements(By.XPATH, "//h2[text()='Delete your account']"), "the changes wait for the confirmation"
     assert driver.execute_script("return document.documentElement.scrollWidth") <= 320
     # The sign-in time: written in UTC by the server, shown by the script in the browser's zone (not "UTC").
@@ -30,7 +30,7 @@ def test_the_account_page_fits_a_phone_and_its_qr_code_scans(stack, browser, scr
 
     confirm_identity(driver, stack, password)
     for heading in ("Password", "Delete your account"):
-        assert driver.find_element(By.XPATH, f"//h2[text()='{heading}']")
+        assert driver.find_element(By.XPATH, f'//h2[text()="{heading}"]')
     assert not driver.find_elements(By.CSS_SELECTOR, "input[name='current']"), "one confirmation, no password field per form"
     assert driver.execute_script("return document.documentElement.scrollWidth") <= 320
     assert csp_violations(driver) == []

@@ -51,7 +51,8 @@ def test_enrol_on_the_account_page_then_sign_in_with_a_code_then_remove_it(stack
     here, _ = signed_in(stack, email, password)
     user_id = rows(stack, "SELECT id FROM users WHERE email = ?", email)[0][0]
     account = here.get(stack.issuer + "/account").text
-    assert "Two-step sign-in" in account and 'action="/account/totp/start"' in account
+    assert "Two-step sign-in" in account and 'action="/account/confirm"' in account
+    assert 'action="/account/totp/start"' not in account, "the setup waits for \"confirm it's you\""
 
     # Start: a page with an inline SVG QR code, the key and the code form; nothing stored.
     started = start_setup(stack, here, password)
