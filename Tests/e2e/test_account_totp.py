@@ -92,8 +92,8 @@ def test_enrol_on_the_account_page_then_sign_in_with_a_code_then_remove_it(stack
     stored = {bytes(row[0]) for row in rows(stack, "SELECT code_hash FROM totp_recovery_codes WHERE user_id = ?", user_id)}
     assert stored == {hashlib.sha256(code.replace("-", "").encode()).digest() for code in codes}, "stored as SHA-256 only"
     shown = here.get(stack.issuer + "/account?done=totp_on").text
-    assert "Two-step sign-in is on" in shown and 'action="/account/totp/remove"' in shown
-    assert "Recovery codes left: 10 of 10." in shown
+    assert "Two-step sign-in is on" in shown and "Recovery codes left: 10 of 10." in shown
+    assert 'action="/account/totp/remove"' not in shown, "removing it waits for \"confirm it's you\""
     assert rows(stack, "SELECT count(*) FROM totp_credentials WHERE user_id = ?", user_id) == [(1,)]
 
     # Without the phone: the code page links to the recovery form, and a
