@@ -60,7 +60,8 @@ final class PostgreSQLUserStore: UserStore {
     }
 }
 
-/// `totp_credentials`: one sealed seed per user.
+/// `totp_credentials`: one sealed seed per user; `totp_recovery_codes`:
+/// the hashes of its unused recovery codes.
 final class PostgreSQLTOTPStore: TOTPStore {
     let connection: PostgreSQLConnection
     init(connection: PostgreSQLConnection) { self.connection = connection }
@@ -83,7 +84,24 @@ final class PostgreSQLTOTPStore: TOTPStore {
     }
 
     func remove(userID: Int64) throws -> Bool {
-        try connection.execute("DELETE FROM totp_credentials WHERE user_id = $1", [.integer(userID)]) == 1
+        try connection.execute("DELETE FROM totp_recovery_codes WHERE user_id = $1", [.integer(userID)])
+        return try connection.execute("DELETE FROM totp_credentials WHERE user_id = $1", [.integer(userID)]) == 1
+    }
+
+    func recoveryCodesLeft(userID: Int64) throws -> Int {
+        Int(try connection.lookupOne("SELECT count(*) FROM totp_recovery_codes WHERE user_id = $1", [.integer(userID)])?.int(0) ?? 0)
+    }
+
+    func replaceRecoveryCodes(userID: Int64, hashes: [[UInt8]], at now: Int64) throws {
+        try connection.execute("DELETE FROM totp_recovery_codes WHERE user_id = $1", [.integer(userID)])
+        for hash in hashes {
+            try connection.execute("INSERT INTO totp_recovery_codes (user_id, code_hash, created_at) VALUES ($1, $2, $3)",
+                                   [.integer(userID), .bytes(hash), .integer(now)])
+        }
+    }
+
+    func useRecoveryCode(userID: Int64, hash: [UInt8]) throws -> Bool {
+        try connection.execute("DELETE FROM totp_recovery_codes WHERE user_id = $1 AND code_hash = $2", [.integer(userID), .bytes(hash)]) == 1
     }
 }
 

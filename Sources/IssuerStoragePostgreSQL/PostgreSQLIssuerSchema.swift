@@ -8,7 +8,8 @@ import PostgreSQLClient
 /// spellings are one address, byte for byte.
 public enum PostgreSQLIssuerSchema {
     public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
-                                                                    (6, version6), (7, version7), (8, version8), (9, version9)]
+                                                                    (6, version6), (7, version7), (8, version8), (9, version9),
+                                                                    (11, version11)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -330,5 +331,16 @@ public enum PostgreSQLIssuerSchema {
         );
         CREATE INDEX mail_outbox_due ON mail_outbox(next_attempt_at, id) WHERE sent_at IS NULL AND failed_at IS NULL;
         CREATE INDEX mail_outbox_recipient ON mail_outbox(recipient_key, created_at);
+        """
+
+    /// Recovery codes for TOTP accounts (as SQLite's migration 18): the
+    /// SHA-256 of each unused code; using one deletes its row.
+    static let version11 = """
+        CREATE TABLE totp_recovery_codes (
+            user_id BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            code_hash BYTEA NOT NULL,
+            created_at BIGINT NOT NULL,
+            PRIMARY KEY (user_id, code_hash)
+        );
         """
 }

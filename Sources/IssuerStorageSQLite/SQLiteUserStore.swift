@@ -60,7 +60,8 @@ final class SQLiteUserStore: UserStore {
     }
 }
 
-/// `totp_credentials`: one sealed seed per user.
+/// `totp_credentials`: one sealed seed per user; `totp_recovery_codes`:
+/// the hashes of its unused recovery codes.
 final class SQLiteTOTPStore: TOTPStore {
     let database: SQLiteDatabase
     init(database: SQLiteDatabase) { self.database = database }
@@ -84,6 +85,23 @@ final class SQLiteTOTPStore: TOTPStore {
     }
 
     func remove(userID: Int64) throws -> Bool {
-        try database.execute("DELETE FROM totp_credentials WHERE user_id = ?", [.integer(userID)]) == 1
+        try database.execute("DELETE FROM totp_recovery_codes WHERE user_id = ?", [.integer(userID)])
+        return try database.execute("DELETE FROM totp_credentials WHERE user_id = ?", [.integer(userID)]) == 1
+    }
+
+    func recoveryCodesLeft(userID: Int64) throws -> Int {
+        Int(try database.queryOne("SELECT count(*) FROM totp_recovery_codes WHERE user_id = ?", [.integer(userID)])?.int(0) ?? 0)
+    }
+
+    func replaceRecoveryCodes(userID: Int64, hashes: [[UInt8]], at now: Int64) throws {
+        try database.execute("DELETE FROM totp_recovery_codes WHERE user_id = ?", [.integer(userID)])
+        for hash in hashes {
+            try database.execute("INSERT INTO totp_recovery_codes (user_id, code_hash, created_at) VALUES (?, ?, ?)",
+                                 [.integer(userID), .blob(hash), .integer(now)])
+        }
+    }
+
+    func useRecoveryCode(userID: Int64, hash: [UInt8]) throws -> Bool {
+        try database.execute("DELETE FROM totp_recovery_codes WHERE user_id = ? AND code_hash = ?", [.integer(userID), .blob(hash)]) == 1
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthServer
 import IssuerStorage
+import SSOCore
 
 /// `ssoctl user totp EMAIL`: enrols (or re-enrols) TOTP for a user;
 /// `--remove` deletes the enrolment (a lost phone).
@@ -14,15 +15,21 @@ struct TOTPCommand: ParsableCommand {
             seed: codes from the old one stop working at once. From the next sign-in on, the user enters a code after \
             the password. The seed is stored sealed (AES-256-GCM) under $GATEHOUSE_HOME/keys/totp-seal.key.
 
-            --remove (a lost phone) deletes the seed: from the next sign-in on, the password alone signs the user in, \
+            --recovery-codes also makes the user ten new recovery codes (each signs in once in place of a code; the \
+            earlier set stops working) and prints them after the URI, one per line: hand them over with the URI. \
+            Without it, the user's recovery codes stay as they were (none until they make some on /account).
+
+            --remove (a lost phone) deletes the seed and the recovery codes: from the next sign-in on, the password alone signs the user in, \
             until they are enrolled again. Their sessions stay; if the phone may be in other hands, end them too \
             (ssoctl sessions list EMAIL, ssoctl sessions revoke SID, or a password change).
             """)
     @Argument(help: "The user's email address.") var email: String
     @Flag(help: "Delete the user's TOTP enrolment instead: the next sign-in asks for the password only.") var remove = false
+    @Flag(help: "Also make ten new recovery codes and print them after the URI, one per line.") var recoveryCodes = false
 
     func run() throws {
         let context = try Context.open()
+        if remove && recoveryCodes { fail("--remove and --recovery-codes exclude each other") }
         if remove {
             let result = attempt { try context.services.accountChanges.removeTOTP(email: email) }
             // A user with no enrolment is left as it was: nothing to audit.
@@ -32,9 +39,12 @@ struct TOTPCommand: ParsableCommand {
             return
         }
         let user = attempt { try context.users.existing(email: email) }
-        let secret = attempt { try context.services.totp.enrol(userID: user.id) }
-        // The event names the account only: the seed and its URI stay on standard output.
-        AdminAudit.changed("user totp", target: user.email, user: user.email)
+        let secret = SecureRandom.bytes(TOTP.secretByteCount)
+        let codes = recoveryCodes ? RecoveryCodes.generate() : nil
+        attempt { try context.services.totp.enrol(userID: user.id, secret: secret, recoveryCodes: codes) }
+        // The event names the account only: the seed, its URI and the codes stay on standard output.
+        AdminAudit.changed(codes == nil ? "user totp" : "user totp recovery-codes", target: user.email, user: user.email)
         print(OTPAuthURI.totp(email: user.email, secret: secret, issuer: context.services.settings.brandName))
+        codes?.forEach { print($0) }
     }
 }

@@ -53,9 +53,22 @@ final class AccountTOTPTests: SignInTestCase {
         return harness.run(responder, request, file: file, line: line)
     }
 
-    func accountPage(_ cookie: String, query: String = "") -> String {
-        harness.run(account, Request(method: "GET", path: AccountResponder.pagePath, query: query,
-                                     headers: H.cookieHeader([SSOSessions.cookieName: cookie]))).bodyText
+    func accountPage(_ cookie: String, query: String = "", sudo: String? = nil) -> String {
+        var cookies = [SSOSessions.cookieName: cookie]
+        cookies[AccountReauthentication.cookieName] = sudo
+        return harness.run(account, Request(method: "GET", path: AccountResponder.pagePath, query: query,
+                                            headers: H.cookieHeader(cookies))).bodyText
+    }
+
+    /// "Confirm it's you" with the password: the window's cookie.
+    func confirmedWindow(_ cookie: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let pairs = [("csrf", AccountFormToken.expected(for: cookie)), ("current", H.otherPassword)]
+        let headers = ["origin": harness.issuerOrigin, "sec-fetch-site": "same-origin",
+                       "cookie": H.cookieHeader([SSOSessions.cookieName: cookie])["cookie"] ?? ""]
+        let response = harness.run(account, H.formRequest(AccountResponder.confirmPath, RequestParameters(pairs), headers: headers),
+                                   file: file, line: line)
+        XCTAssertEqual(response.location, "/account?done=confirmed", file: file, line: line)
+        return try XCTUnwrap(response.cookie(AccountReauthentication.cookieName)?.value, file: file, line: line)
     }
 
     /// The value of `name="<name>" value="..."` or the text of `id="<id>"`.
@@ -86,7 +99,9 @@ final class AccountTOTPTests: SignInTestCase {
 
     func testStartShowsAQRCodeAndTheKeyAndStoresNothing() throws {
         let cookie = try sessionCookie(for: bob)
-        XCTAssertTrue(accountPage(cookie).contains("action=\"\(AccountTOTPResponder.startPath)\""), "the section offers setup")
+        XCTAssertFalse(accountPage(cookie).contains("action=\"\(AccountTOTPResponder.startPath)\""), "not before confirming")
+        XCTAssertTrue(accountPage(cookie, sudo: try confirmedWindow(cookie)).contains("action=\"\(AccountTOTPResponder.startPath)\""),
+                      "the section offers setup once confirmed")
         var result: (pending: String, secret: [UInt8], page: String)!
         try assertDatabaseUnchanged("start") { result = try start(cookie) }
         let page = result.page
@@ -110,12 +125,18 @@ final class AccountTOTPTests: SignInTestCase {
         let cookie = try sessionCookie(for: bob)
         let setup = try start(cookie)
         let response = confirm(cookie, pending: setup.pending, code: harness.code(setup.secret))
-        XCTAssertEqual(response.location, "/account?done=totp_on")
+        XCTAssertEqual(response.status, 200, "the recovery codes, shown once")
+        XCTAssertEqual(response.header("Cache-Control"), "no-store")
+        XCTAssertTrue(response.bodyText.contains("href=\"/account?done=totp_on\""))
+        let codes = recoveryCodes(response.bodyText)
+        XCTAssertEqual(codes.count, 10)
+        XCTAssertEqual(Set(try harness.database.query("SELECT code_hash FROM totp_recovery_codes").map { $0.bytes(0) }),
+                       Set(codes.compactMap { RecoveryCodes.hash($0) }), "the codes shown are the ones stored, hashed")
         XCTAssertTrue(try enrolled(bob))
         XCTAssertEqual(try harness.services.totp.credential(userID: bob.id)?.secret, setup.secret, "the confirmed seed is stored")
         XCTAssertEqual(events(named: "totp_enrolled").count, 1)
         XCTAssertEqual(events(named: "totp_enrolled").first?.user, bobEmail)
-        let page = accountPage(cookie, query: "done=totp_on")
+        let page = accountPage(cookie, query: "done=totp_on", sudo: try confirmedWindow(cookie))
         XCTAssertTrue(page.contains("Two-step sign-in is on"))
         XCTAssertTrue(page.contains("action=\"\(AccountTOTPResponder.removePath)\""))
         XCTAssertFalse(page.contains("action=\"\(AccountTOTPResponder.startPath)\""))
@@ -147,8 +168,33 @@ final class AccountTOTPTests: SignInTestCase {
         XCTAssertFalse(try enrolled(bob))
         XCTAssertTrue(events(named: "totp_enrolled").isEmpty)
         // And the right code still works afterwards (with a space, as apps show it).
-        XCTAssertEqual(confirm(cookie, pending: setup.pending, code: String(right.prefix(3)) + " " + right.dropFirst(3)).location,
-                       "/account?done=totp_on")
+        XCTAssertEqual(recoveryCodes(confirm(cookie, pending: setup.pending, code: String(right.prefix(3)) + " " + right.dropFirst(3)).bodyText).count,
+                       10)
+        XCTAssertTrue(try enrolled(bob))
+    }
+
+    func testNewRecoveryCodesNeedTheCurrentPasswordAndVoidTheOldOnes() throws {
+        let cookie = try sessionCookie(for: bob)
+        let setup = try start(cookie)
+        let first = recoveryCodes(confirm(cookie, pending: setup.pending, code: harness.code(setup.secret)).bodyText)
+        XCTAssertTrue(accountPage(cookie, query: "").contains("Recovery codes left: 10 of 10."))
+        try assertDatabaseUnchanged("a wrong current password") {
+            XCTAssertEqual(post(AccountTOTPResponder.recoveryCodesPath, cookie: cookie, fields: [("current", "wrong password")]).location,
+                           "/account?done=recovery_password_wrong")
+        }
+        let renewed = post(AccountTOTPResponder.recoveryCodesPath, cookie: cookie, fields: [("current", H.otherPassword)])
+        XCTAssertEqual(renewed.status, 200)
+        let second = recoveryCodes(renewed.bodyText)
+        XCTAssertEqual(second.count, 10)
+        XCTAssertTrue(Set(first).isDisjoint(with: second))
+        XCTAssertEqual(Set(try harness.database.query("SELECT code_hash FROM totp_recovery_codes").map { $0.bytes(0) }),
+                       Set(second.compactMap { RecoveryCodes.hash($0) }))
+        XCTAssertEqual(events(named: "recovery_codes_renewed").count, 1)
+    }
+
+    /// The codes listed on the recovery codes page.
+    func recoveryCodes(_ page: String) -> [String] {
+        page.components(separatedBy: "<li><code>").dropFirst().compactMap { $0.components(separatedBy: "</code>").first }
     }
 
     func testAPendingSetupOfAnotherUserOrSessionIsRefused() throws {

@@ -86,7 +86,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
     // MARK: Every page, built with the real catalogues
 
     static let keyPattern = try! NSRegularExpression(
-        pattern: "(?<![\\w/.-])(?:account|sessions|totp|password|logout|error|passkeys|brand|login|otp)\\.[a-z_]+(?![\\w.-])")
+        pattern: "(?<![\\w/.-])(?:account|sessions|totp|password|logout|error|passkeys|brand|login|otp|confirm|delete)\\.[a-z_]+(?![\\w.-])")
 
     /// No text of the page is a key (a key the catalogue lacks shows as itself).
     func assertNoKey(_ html: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
@@ -118,12 +118,16 @@ final class PageLanguageTests: SessionEndpointsTestCase {
                               endedAt: nil, amr: ["hwk", "mfa"], state: .active, userAgent: "curl/8.5.0", clientIDs: []),
         ]
         let sections = [
-            AccountPage.passkeysSection(passkeys, formToken: "t", messages: messages),
-            AccountPage.passkeysSection([], formToken: "t", messages: messages),
+            AccountPage.passkeysSection(passkeys, formToken: "t", confirmed: true, messages: messages),
+            AccountPage.passkeysSection([], formToken: "t", confirmed: false, messages: messages),
             AccountSessionsSection.render(sessions: sessions, currentSID: "s1", formToken: "t", messages: messages),
+            AccountReauthentication.section(formToken: "t", secondsLeft: nil, messages: messages),
+            AccountReauthentication.section(formToken: "t", secondsLeft: 200, messages: messages),
             AccountPasswordResponder.section(formToken: "t", messages: messages),
-            AccountTOTPResponder.section(formToken: "t", enrolled: true, messages: messages),
-            AccountTOTPResponder.section(formToken: "t", enrolled: false, messages: messages),
+            AccountDeletion.section(formToken: "t", messages: messages),
+            AccountTOTPResponder.section(formToken: "t", recoveryCodesLeft: 3, confirmed: true, messages: messages),
+            AccountTOTPResponder.section(formToken: "t", recoveryCodesLeft: 0, confirmed: false, messages: messages),
+            AccountTOTPResponder.section(formToken: "t", recoveryCodesLeft: nil, confirmed: true, messages: messages),
         ]
         var pages: [(String, String)] = [
             ("sign-in failed", AccountPage.signInFailed(messages).bodyText),
@@ -215,7 +219,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
     func testTheAccountPageKeepsItsIdsAndEnglishTexts() throws {
         let english = Catalogues.english
         let page = AccountPage.render(user: Self.alice, formToken: "t", notice: "removed",
-                                      sections: [AccountPage.passkeysSection([], formToken: "t", messages: english)], messages: english).bodyText
+                                      sections: [AccountPage.passkeysSection([], formToken: "t", confirmed: true, messages: english)], messages: english).bodyText
         XCTAssertTrue(page.contains("<p class=\"lead\">Signed in as <strong id=\"account-name\">Alice &lt;Admin&gt;</strong> "
                                     + "(<span id=\"account-email\">alice@example.com</span>).</p>"), page)
         XCTAssertTrue(page.contains("<p class=\"notice\" role=\"status\">The passkey was removed.</p>"))
@@ -239,7 +243,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
         XCTAssertEqual(german.status, 200)
         XCTAssertTrue(german.bodyText.contains("<html lang=\"de\">"))
         XCTAssertTrue(german.bodyText.contains("<h2 id=\"sessions-heading\">Sitzungen und Geräte</h2>"), german.bodyText)
-        XCTAssertTrue(german.bodyText.contains("data-message=\"Der Passkey wurde nicht hinzugefügt\""))
+        XCTAssertTrue(german.bodyText.contains("<h2>Bestätigen Sie, dass Sie es sind</h2>"), "confirm it's you, before the changes")
         XCTAssertEqual(german.header("Content-Language"), "de")
         assertNoKey(german.bodyText, "German account page")
 

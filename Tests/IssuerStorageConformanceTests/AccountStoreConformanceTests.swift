@@ -36,6 +36,31 @@ final class AccountStoreConformanceTests: ConformanceTestCase {
         }
     }
 
+    func testRecoveryCodesAreSpentOnceReplacedAsASetAndGoWithTheEnrolment() throws {
+        try eachBackend { backend in
+            let alice = try backend.storage.write { try $0.users.insert(user("alice@example.com")) }
+            let bob = try backend.storage.write { try $0.users.insert(user("bob@example.com")) }
+            try backend.storage.write { tx in
+                for who in [alice, bob] { try tx.totp.enrol(userID: who.id, sealedSecret: [1], at: 5) }
+                try tx.totp.replaceRecoveryCodes(userID: alice.id, hashes: [[1, 0, 1], [2], [3]], at: 5)
+                try tx.totp.replaceRecoveryCodes(userID: bob.id, hashes: [[9]], at: 5)
+            }
+            let read = backend.storage.read.totp
+            XCTAssertEqual(try read.recoveryCodesLeft(userID: alice.id), 3, backend.name)
+            XCTAssertFalse(try backend.storage.write { try $0.totp.useRecoveryCode(userID: alice.id, hash: [9]) }, "\(backend.name): bob's")
+            XCTAssertFalse(try backend.storage.write { try $0.totp.useRecoveryCode(userID: alice.id, hash: [1, 0]) }, "\(backend.name): bytes")
+            XCTAssertTrue(try backend.storage.write { try $0.totp.useRecoveryCode(userID: alice.id, hash: [1, 0, 1]) }, backend.name)
+            XCTAssertFalse(try backend.storage.write { try $0.totp.useRecoveryCode(userID: alice.id, hash: [1, 0, 1]) }, "\(backend.name): once")
+            XCTAssertEqual(try read.recoveryCodesLeft(userID: alice.id), 2, backend.name)
+            try backend.storage.write { try $0.totp.replaceRecoveryCodes(userID: alice.id, hashes: [[4]], at: 6) }
+            XCTAssertFalse(try backend.storage.write { try $0.totp.useRecoveryCode(userID: alice.id, hash: [2]) }, "\(backend.name): old set")
+            XCTAssertEqual(try read.recoveryCodesLeft(userID: alice.id), 1, backend.name)
+            XCTAssertTrue(try backend.storage.write { try $0.totp.remove(userID: alice.id) }, backend.name)
+            XCTAssertEqual(try read.recoveryCodesLeft(userID: alice.id), 0, "\(backend.name): removed with TOTP")
+            XCTAssertEqual(try read.recoveryCodesLeft(userID: bob.id), 1, "\(backend.name): bob's stay")
+        }
+    }
+
     func testTOTPStepsAreAcceptedOnceAndOnlyForward() throws {
         try eachBackend { backend in
             let id = try backend.storage.write { try $0.users.insert(user("t@example.com")).id }

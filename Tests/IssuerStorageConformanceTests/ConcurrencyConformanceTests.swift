@@ -126,6 +126,20 @@ final class ConcurrencyConformanceTests: ConformanceTestCase {
             XCTAssertEqual(outcomes.filter { (try? $0.get()) == true }.count, 1, "\(backend.name): \(outcomes)")
         }
     }
+
+    func testConcurrentUsesOfOneRecoveryCodeSpendItOnce() throws {
+        try eachBackend { backend in
+            let id = try backend.storage.write { tx -> Int64 in
+                let user = try tx.users.insert(NewUser(subject: "s", email: "t@example.com", name: "T", passwordHash: "h", roles: [], createdAt: 1))
+                try tx.totp.enrol(userID: user.id, sealedSecret: [1], at: 1)
+                try tx.totp.replaceRecoveryCodes(userID: user.id, hashes: [[7, 7], [8, 8]], at: 1)
+                return user.id
+            }
+            let outcomes = try race(backend) { storage in try storage.write { try $0.totp.useRecoveryCode(userID: id, hash: [7, 7]) } }
+            XCTAssertEqual(outcomes.filter { (try? $0.get()) == true }.count, 1, "\(backend.name): \(outcomes)")
+            XCTAssertEqual(try backend.storage.read.totp.recoveryCodesLeft(userID: id), 1, backend.name)
+        }
+    }
 }
 
 /// A value shared by racing threads.

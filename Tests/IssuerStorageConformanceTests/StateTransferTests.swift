@@ -50,6 +50,7 @@ final class StateTransferTests: XCTestCase {
             """),
         ("revoked_access_tokens", "INSERT INTO revoked_access_tokens (jti, expires_at) VALUES ('jti-1', 9000000000)"),
         ("totp_credentials", "INSERT INTO totp_credentials (user_id, sealed_secret, last_used_step, created_at) VALUES (5, x'70707070', 17, 25)"),
+        ("totp_recovery_codes", "INSERT INTO totp_recovery_codes (user_id, code_hash, created_at) VALUES (5, x'7100FF', 25), (5, x'72', 25)"),
         ("login_throttle", "INSERT INTO login_throttle (key_hash, failures, window_started_at, locked_until) VALUES (x'0707', 3, 26, 0)"),
         ("device_secrets", """
             INSERT INTO device_secrets (secret_hash, sid, user_id, client_id, device_id, scope, code_hash, created_at, expires_at)
@@ -173,6 +174,8 @@ final class StateTransferTests: XCTestCase {
         XCTAssertNil(try storage.read.signingKeys.privateKeyPEM(kid: "kid-old"), "a retired key has no private half")
         XCTAssertEqual(try storage.read.totp.credential(userID: 5), StoredTOTP(sealedSecret: [0xEE, 0x70, 0x70, 0x70, 0x70], lastUsedStep: 17),
                        "resealed")
+        XCTAssertEqual(try storage.read.totp.recoveryCodesLeft(userID: 5), 2, "recovery code hashes carried as they are")
+        XCTAssertTrue(try storage.write { try $0.totp.useRecoveryCode(userID: 5, hash: [0x71, 0x00, 0xFF]) })
         XCTAssertEqual(try connection.queryOne("SELECT successor_sealed FROM refresh_tokens WHERE token_hash = '\\x0505'::bytea")?.bytes(0),
                        [0xEE, 0x5E, 0xA1, 0xED], "resealed")
         XCTAssertEqual(resealer.seen.count, 2, "each sealed value once, with its own authenticated data")

@@ -152,6 +152,18 @@ def test_totp_enrolment_prints_an_otpauth_uri_and_re_enrolment_replaces_it(stack
     assert parse_qs(urlsplit(second).query)["secret"][0] != secret
     user_id = rows(stack, "SELECT id FROM users WHERE email = ?", email)[0][0]
     assert rows(stack, "SELECT count(*) FROM totp_credentials WHERE user_id = ?", user_id) == [(1,)]
+    assert rows(stack, "SELECT count(*) FROM totp_recovery_codes WHERE user_id = ?", user_id) == [(0,)], "codes only when asked for"
+
+    # --recovery-codes: the URI, then ten codes, one per line, stored hashed.
+    with_codes = stack.ssoctl("user", "totp", email, "--recovery-codes")
+    assert with_codes.returncode == 0, with_codes.stderr
+    lines = with_codes.stdout.strip().split("\n")
+    assert lines[0].startswith("otpauth://totp/") and len(lines) == 11, lines
+    assert all(re.fullmatch(r"[0-9a-hjkmnp-tv-z]{4}(-[0-9a-hjkmnp-tv-z]{4}){3}", line) for line in lines[1:]), lines
+    stored = {bytes(row[0]) for row in rows(stack, "SELECT code_hash FROM totp_recovery_codes WHERE user_id = ?", user_id)}
+    assert stored == {hashlib.sha256(line.replace("-", "").encode()).digest() for line in lines[1:]}
+    both = stack.ssoctl("user", "totp", email, "--remove", "--recovery-codes")
+    assert both.returncode == 1 and "exclude each other" in both.stderr
 
 
 @pytest.mark.parametrize("args", [["user", "totp", "nobody@example.com"], ["user", "totp"],

@@ -1,14 +1,17 @@
 """TOTP on the account page through nginx, with cookie jars and no
 JavaScript: set up an authenticator app (a server-drawn SVG QR code and
 the key), confirm it with a code, and from the next sign-in on a code is
-asked for; remove it with the current password and the sign-in no longer
-asks."""
+asked for; the ten recovery codes shown once at setup each sign in once in
+place of a code, and a new set needs the current password; remove it with
+the current password and the sign-in no longer asks."""
+import hashlib
 import html
 import json
 import os
 import re
 
 from test_account_password import form_token, signed_in
+from oidc_flow import query
 from test_account_security import client, code_page, fresh_address, new_user, post_code, post_password, rows, start, totp
 
 
@@ -29,6 +32,15 @@ def confirm(stack, http, pending, code):
                      data={"csrf": form_token(stack, http), "pending": pending, "code": code})
 
 
+def recovery_codes(page):
+    return re.findall(r"<li><code>([0-9a-z-]+)</code></li>", page)
+
+
+def post_recovery_code(stack, http, login_page, code):
+    return http.post(stack.issuer + "/login", allow_redirects=False,
+                     data={"req": query(login_page)["req"], "recovery_code": code})
+
+
 def remove(stack, http, current):
     return http.post(stack.issuer + "/account/totp/remove", allow_redirects=False,
                      data={"csrf": form_token(stack, http), "current": current})
@@ -39,7 +51,8 @@ def test_enrol_on_the_account_page_then_sign_in_with_a_code_then_remove_it(stack
     here, _ = signed_in(stack, email, password)
     user_id = rows(stack, "SELECT id FROM users WHERE email = ?", email)[0][0]
     account = here.get(stack.issuer + "/account").text
-    assert "Two-step sign-in" in account and 'action="/account/totp/start"' in account
+    assert "Two-step sign-in" in account and 'action="/account/confirm"' in account
+    assert 'action="/account/totp/start"' not in account, "the setup waits for \"confirm it's you\""
 
     # Start: a page with an inline SVG QR code, the key and the code form; nothing stored.
     started = start_setup(stack, here, password)
@@ -70,10 +83,55 @@ def test_enrol_on_the_account_page_then_sign_in_with_a_code_then_remove_it(stack
     # The right code turns it on.
     used = totp(key)
     on = confirm(stack, here, pending, used)
-    assert on.status_code == 303 and on.headers["Location"] == "/account?done=totp_on", on.text
+    assert on.status_code == 200, on.text
+    assert "no-store" in on.headers["Cache-Control"], "the recovery codes are not cached"
+    codes = recovery_codes(on.text)
+    assert len(codes) == 10 and len(set(codes)) == 10, on.text
+    assert all(re.fullmatch(r"[0-9a-hjkmnp-tv-z]{4}(-[0-9a-hjkmnp-tv-z]{4}){3}", code) for code in codes), codes
+    assert 'href="/account?done=totp_on"' in on.text
+    stored = {bytes(row[0]) for row in rows(stack, "SELECT code_hash FROM totp_recovery_codes WHERE user_id = ?", user_id)}
+    assert stored == {hashlib.sha256(code.replace("-", "").encode()).digest() for code in codes}, "stored as SHA-256 only"
     shown = here.get(stack.issuer + "/account?done=totp_on").text
-    assert "Two-step sign-in is on" in shown and 'action="/account/totp/remove"' in shown
+    assert "Two-step sign-in is on" in shown and "Recovery codes left: 10 of 10." in shown
+    assert 'action="/account/totp/remove"' not in shown, "removing it waits for \"confirm it's you\""
     assert rows(stack, "SELECT count(*) FROM totp_credentials WHERE user_id = ?", user_id) == [(1,)]
+
+    # Without the phone: the code page links to the recovery form, and a
+    # recovery code (typed in capitals, with spaces) signs in once.
+    lost = client(stack, fresh_address())
+    lost_app, lost_page = start(stack, lost)
+    assert post_password(stack, lost, lost_page, email, password).headers["Location"] == code_page(lost_page)
+    code_form = lost.get(stack.issuer + code_page(lost_page)).text
+    link = html.unescape(re.search(r'id="use-recovery-code" href="([^"]+)"', code_form).group(1))
+    recovery_form = lost.get(stack.issuer + link).text
+    assert 'name="recovery_code"' in recovery_form and "<!--#" not in recovery_form
+    typed = codes[0].upper().replace("-", " ")
+    tokens = lost_app.exchange(lost_app.code_from(post_recovery_code(stack, lost, lost_page, typed)))
+    assert tokens.status_code == 200, tokens.text
+    assert rows(stack, "SELECT count(*) FROM totp_recovery_codes WHERE user_id = ?", user_id) == [(9,)]
+    assert rows(stack, "SELECT amr FROM sso_sessions WHERE user_id = ? AND amr = 'pwd mfa'", user_id) == [("pwd mfa",)]
+    audit = [json.loads(line) for line in open(os.path.join(stack.home, "log", "audit.log"))]
+    used_event = [event for event in audit if event["event"] == "recovery_code_used" and event["user"] == email]
+    assert len(used_event) == 1 and used_event[0]["reason"] == "9 left", used_event
+    assert codes[0] not in json.dumps(audit)
+    # The same code again, from another browser: refused, nothing signed in.
+    again = client(stack, fresh_address())
+    _, again_page = start(stack, again)
+    post_password(stack, again, again_page, email, password)
+    refused = post_recovery_code(stack, again, again_page, codes[0])
+    assert refused.headers["Location"] == code_page(again_page, "invalid_recovery_code") + "&recovery=1"
+    assert "That is not one of your unused recovery codes." in again.get(stack.issuer + refused.headers["Location"]).text
+    assert "sso_session" not in again.cookies
+
+    # A new set needs the current password, and voids the old one.
+    wrong = here.post(stack.issuer + "/account/totp/recovery-codes", allow_redirects=False,
+                      data={"csrf": form_token(stack, here), "current": password + "x"})
+    assert wrong.headers["Location"] == "/account?done=recovery_password_wrong"
+    renewed = here.post(stack.issuer + "/account/totp/recovery-codes", allow_redirects=False,
+                        data={"csrf": form_token(stack, here), "current": password})
+    new_codes = recovery_codes(renewed.text)
+    assert len(new_codes) == 10 and not set(new_codes) & set(codes)
+    assert rows(stack, "SELECT count(*) FROM totp_recovery_codes WHERE user_id = ?", user_id) == [(10,)]
 
     # A fresh sign-in asks for a code after the password and completes with it.
     fresh = client(stack, fresh_address())
@@ -94,6 +152,7 @@ def test_enrol_on_the_account_page_then_sign_in_with_a_code_then_remove_it(stack
     assert off.status_code == 303 and off.headers["Location"] == "/account?done=totp_off"
     assert "Two-step sign-in is off" in here.get(stack.issuer + "/account?done=totp_off").text
     assert rows(stack, "SELECT count(*) FROM totp_credentials WHERE user_id = ?", user_id) == [(0,)]
+    assert rows(stack, "SELECT count(*) FROM totp_recovery_codes WHERE user_id = ?", user_id) == [(0,)], "the codes go with it"
 
     # The sign-in no longer asks for a code.
     later = client(stack, fresh_address())

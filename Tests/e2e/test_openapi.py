@@ -76,6 +76,7 @@ EXPECTED_OPERATIONS = {
     "GET /account", "HEAD /account", "GET /account/callback", "POST /account/passkeys/options", "POST /account/passkeys",
     "POST /account/passkeys/remove", "POST /account/passkeys/rename", "POST /account/sessions/end", "POST /account/sessions/end-all",
     "POST /account/password", "POST /account/totp/start", "POST /account/totp/confirm", "POST /account/totp/remove",
+    "POST /account/totp/recovery-codes", "POST /account/confirm", "POST /account/delete",
     # resource servers
     "GET /api/data", "GET /api/records",
     # app-links host
@@ -605,7 +606,9 @@ def test_password_and_totp_answers_of_the_real_flows_are_documented(stack):
     assert again.status_code == 200 and 'id="totp-error"' in again.text and pending in again.text
     back(confirm("123456", sealed="x" + pending), "totp_expired")
     code = totp(secret)
-    back(confirm(code[:3] + " " + code[3:]), "totp_on")
+    codes_page = confirm(code[:3] + " " + code[3:])
+    assert codes_page.status_code == 200 and 'id="recovery-codes"' in codes_page.text, codes_page.text[:300]
+    assert 'href="/account?done=totp_on"' in codes_page.text
     back(confirm(totp(secret)), "totp_already_on")
     back(post(issuer + "/account/totp/start", data={"csrf": csrf}), "totp_already_on")
 

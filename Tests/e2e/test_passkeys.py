@@ -34,11 +34,18 @@ def sign_in_with_password(driver, stack, email, password):
     assert SAVE_PASSWORD in wait_for_element(driver, By.ID, "signed-in-lead").text
 
 
-def add_passkey(driver, stack, name, password):
+def confirm_identity(driver, stack, password):
+    """"Confirm it's you" on /account: the window in which changes need no password."""
     driver.get(stack.issuer + "/account")
+    wait_for_element(driver, By.ID, "confirm-current-password").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "form[action='/account/confirm'] button").click()
+    wait_for_element(driver, By.ID, "confirmed-window")
+
+
+def add_passkey(driver, stack, name, password):
+    confirm_identity(driver, stack, password)
     wait_for_element(driver, By.ID, "add-passkey")
     driver.find_element(By.ID, "passkey-name").send_keys(name)
-    driver.find_element(By.ID, "passkey-password").send_keys(password)
     driver.find_element(By.ID, "add-passkey").click()
     wait_for_element(driver, By.XPATH, f"//strong[@class='passkey-name' and text()='{name}']")
 

@@ -1,7 +1,21 @@
-// /account: "Add a passkey" (WebAuthn Level 3 §7.1). The page works without
-// this script except for adding a passkey, which needs the browser's API.
+// /account: times in the browser's own language and time zone, and "Add a passkey"
+// (WebAuthn Level 3 §7.1). The page works without this script (times in
+// UTC) except for adding a passkey, which needs the browser's API.
 (function () {
   "use strict";
+
+  // Times are written in UTC by the server; shown in the browser's own
+  // language and time zone where Intl is there (UTC stays otherwise).
+  if (window.Intl && Intl.DateTimeFormat) {
+    var format = new Intl.DateTimeFormat(document.documentElement.lang || undefined, { dateStyle: "medium", timeStyle: "short" });
+    document.querySelectorAll("time[datetime]").forEach(function (element) {
+      var moment = new Date(element.getAttribute("datetime"));
+      if (!isNaN(moment.getTime())) {
+        element.textContent = format.format(moment);
+        element.title = element.getAttribute("datetime");
+      }
+    });
+  }
 
   var card = document.querySelector("main[data-csrf]");
   var button = document.getElementById("add-passkey");

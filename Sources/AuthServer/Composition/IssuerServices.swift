@@ -67,7 +67,9 @@ public final class IssuerServices {
         validator: authorizationRequestValidator, lifetimes: settings.lifetimes, clock: clock)
     /// The prologue the four account responders' change rows share.
     private(set) lazy var accountChangeEndpoints = AccountChangeEndpoints(issuer: settings.issuer, sessions: sessions, users: users,
-                                                                          catalogue: messages, selfService: accountSelfService)
+                                                                          catalogue: messages, selfService: accountSelfService,
+                                                                          reauthentication: AccountReauthentication(sealingKeys: sealingKeys,
+                                                                                                                    clock: clock))
     public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)
     public private(set) lazy var tokenLocator = PresentedTokenLocator(refreshTokens: refreshTokens, accessTokens: accessTokens)
 

@@ -59,6 +59,10 @@ enum AccountPage {
         "totp_already_on": ("totp.already_on", true),
         "totp_password_wrong": ("totp.password_wrong", true),
         "totp_start_password_wrong": ("totp.start_password_wrong", true),
+        "recovery_password_wrong": ("totp.recovery_password_wrong", true),
+        "confirmed": ("confirm.done", false),
+        "confirm_wrong": ("confirm.wrong", true),
+        "delete_unconfirmed": ("delete.unconfirmed", true),
     ]
 
     /// What `?done=` reports; an unknown value shows nothing.
@@ -73,7 +77,7 @@ enum AccountPage {
         "<input type=\"hidden\" name=\"csrf\" value=\"\(HTMLEscaping.escape(formToken))\">"
     }
 
-    static func passkeysSection(_ passkeys: [PasskeyRecord], formToken: String, messages: Messages) -> String {
+    static func passkeysSection(_ passkeys: [PasskeyRecord], formToken: String, confirmed: Bool, messages: Messages) -> String {
         let escape = HTMLEscaping.escape
         let rows = passkeys.map { passkey in
             let kind = messages.html(passkey.backupEligible ? "passkeys.synced" : "passkeys.device_only")
@@ -108,18 +112,22 @@ enum AccountPage {
               <ul class="passkeys" id="passkeys">
             \(passkeys.isEmpty ? "    <li class=\"small\" id=\"no-passkeys\">\(messages.html("passkeys.none"))</li>" : rows)
               </ul>
+            \(confirmed ? addPasskeyControls(messages) : "")
+            """
+    }
+
+    /// Adding a passkey, inside the confirmed window only (a passkey signs
+    /// in alone): the name, and the button the page's script shows.
+    static func addPasskeyControls(_ messages: Messages) -> String {
+        """
               <div class="field passkey-add" hidden>
                 <label for="passkey-name">\(messages.html("passkeys.name_label"))</label>
                 <input id="passkey-name" type="text" maxlength="64" autocomplete="off" placeholder="\(messages.html("passkeys.name_placeholder"))">
               </div>
-              <div class="field passkey-add" hidden>
-                <label for="passkey-password">\(messages.html("password.current"))</label>
-                <input id="passkey-password" type="password" autocomplete="current-password">
-              </div>
               <button type="button" id="add-passkey" hidden>\(messages.html("passkeys.add"))</button>
               <p class="alert" id="passkey-error" data-message="\(messages.html("passkeys.add_failed"))" hidden></p>
               <noscript><p class="small">\(messages.html("passkeys.needs_javascript"))</p></noscript>
-            """
+        """
     }
 
     /// The frame of every account page: its two scripts (the passkey
@@ -131,10 +139,14 @@ enum AccountPage {
     }
 
     /// "2026-11-26 13:05 UTC".
+    /// A moment as HTML: `<time datetime=ISO 8601>` around the UTC text.
     static func date(_ seconds: Int64) -> String {
         var time = time_t(seconds), parts = tm()
         gmtime_r(&time, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)) UTC"
+        let day = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))", minute = "\(two(parts.tm_hour)):\(two(parts.tm_min))"
+        // UTC as the server knows it; the page's script rewrites each
+        // <time> in the browser's own language and time zone.
+        return "<time datetime=\"\(day)T\(minute):\(two(parts.tm_sec))Z\">\(day) \(minute) UTC</time>"
     }
 }

@@ -16,7 +16,7 @@ public final class AccountPasswordResponder: RoutedEndpointGroup {
 
     public init(services: IssuerServices) {
         let changes = services.accountChangeEndpoints
-        let passwordChange = AccountPasswordChange(accountChanges: services.accountChanges, selfService: changes.selfService)
+        let passwordChange = AccountPasswordChange(accountChanges: services.accountChanges, changes: changes)
         table = RouteTable([changes.row(Self.path, passwordChange.change)])
     }
 }
@@ -24,21 +24,22 @@ public final class AccountPasswordResponder: RoutedEndpointGroup {
 /// `POST /account/password`'s handler.
 struct AccountPasswordChange {
     let accountChanges: AccountChanges
-    let selfService: AccountSelfService
+    let changes: AccountChangeEndpoints
+    var selfService: AccountSelfService { changes.selfService }
 
     func change(_ exchange: EndpointExchange) throws -> Response {
         let form = exchange.parameters, signedIn = try exchange.signedIn(), address = exchange.request.remoteAddress
-        guard let current = try form.singleAllowingControlCharacters("current"), let password = try form.singleAllowingControlCharacters("password"),
-              let confirm = try form.singleAllowingControlCharacters("confirm"), current.utf8.count <= 1024 else {
-            return AccountResponder.back("password_missing", "password change without current, new or confirmation")
+        guard let password = try form.singleAllowingControlCharacters("password"), let confirm = try form.singleAllowingControlCharacters("confirm") else {
+            return AccountResponder.back("password_missing", "password change without new or confirmation")
         }
         guard password.utf8.elementsEqual(confirm.utf8) else {
             return AccountResponder.back("password_mismatch", "new password and confirmation differ")
         }
         let user = signedIn.user
-        let attempt: LoginAttempt
-        switch try selfService.checkCurrentPassword(current, of: user, address: address) {
-        case .verified(let admitted): attempt = admitted
+        let attempt: LoginAttempt?
+        switch try changes.confirmIdentity(exchange, settleNow: false) {
+        case .confirmed(let admitted): attempt = admitted
+        case .missing: return AccountResponder.back("password_missing", "password change without the current password")
         case .locked(let detail): return AccountResponder.back("password_locked", "password change refused: \(detail)")
         case .wrong:
             SecurityEvents.passwordChangeRefused(user: user.email, ip: address, sid: signedIn.session.sid)
@@ -47,26 +48,23 @@ struct AccountPasswordChange {
         do {
             try accountChanges.changeOwnPassword(of: user, to: password, keepingSID: signedIn.session.sid)
         } catch is ValidationError {
-            try selfService.settle(attempt)
+            if let attempt { try selfService.settle(attempt) }
             return AccountResponder.back("password_weak", "the new password does not meet the rules")
         }
-        try selfService.settle(attempt)
+        if let attempt { try selfService.settle(attempt) }
         SecurityEvents.passwordChanged(user: user.email, ip: address, sid: signedIn.session.sid)
         return AccountResponder.back("password_changed", "password changed by user \(user.id); other sign-ins ended")
     }
 }
 
 extension AccountPasswordResponder {
-    /// The section's HTML: a plain form, no script.
+    /// The section's HTML, inside the confirmed window (which stands for
+    /// the current password): a plain form, no script.
     static func section(formToken: String, messages: Messages) -> String {
         """
               <h2>\(messages.html("password.heading"))</h2>
               <form method="post" action="\(path)" class="password-change">
                 \(AccountPage.tokenField(formToken))
-                <div class="field">
-                  <label for="current-password">\(messages.html("password.current"))</label>
-                  <input id="current-password" name="current" type="password" autocomplete="current-password" required>
-                </div>
                 <div class="field">
                   <label for="new-password">\(messages.html("password.new"))</label>
                   <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>

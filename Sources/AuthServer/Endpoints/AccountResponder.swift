@@ -16,7 +16,9 @@ public final class AccountResponder: RoutedEndpointGroup {
     public static let registerPath = "/account/passkeys"
     public static let removePath = "/account/passkeys/remove"
     public static let renamePath = "/account/passkeys/rename"
-    public static let paths = [pagePath, AccountClient.callbackPath, optionsPath, registerPath, removePath, renamePath]
+    public static let confirmPath = "/account/confirm"
+    public static let deletePath = "/account/delete"
+    public static let paths = [pagePath, AccountClient.callbackPath, optionsPath, registerPath, removePath, renamePath, confirmPath, deletePath]
 
     /// Back to the account page after a change, with `?done=` naming what
     /// happened (AccountPage.noticeLine shows it); `detail` is for the log.
@@ -35,7 +37,8 @@ public final class AccountResponder: RoutedEndpointGroup {
         let signIn = AccountSignIn(issuer: services.settings.issuer, redemption: services.accountCodeRedemption, whoIsAsking: whoIsAsking,
                                    catalogue: services.messages)
         let overview = AccountOverview(signIn: signIn, selfService: changes.selfService, sessions: services.sessions, clients: services.clients,
-                                       totp: services.totp, catalogue: services.messages)
+                                       totp: services.totp, reauthentication: changes.reauthentication, catalogue: services.messages)
+        let deletion = AccountDeletion(changes: changes, accountChanges: services.accountChanges, catalogue: services.messages)
         let passkeys = AccountPasskeys(changes: changes, passkeys: services.passkeys, catalogue: services.messages)
         table = RouteTable([
             Endpoint(Self.pagePath, .read, guards: [whoIsAsking], cache: .noStore, handler: overview.page),
@@ -45,6 +48,8 @@ public final class AccountResponder: RoutedEndpointGroup {
             changes.row(Self.registerPath, passkeys.register),
             changes.row(Self.removePath, passkeys.remove),
             changes.row(Self.renamePath, passkeys.rename),
+            changes.row(Self.confirmPath, AccountConfirmation(changes: changes).confirm),
+            changes.row(Self.deletePath, deletion.delete),
         ])
     }
 }
@@ -57,6 +62,7 @@ struct AccountOverview {
     let sessions: SSOSessions
     let clients: ClientRegistry
     let totp: TOTPEnrolments
+    let reauthentication: AccountReauthentication
     let catalogue: MessageCatalogue
 
     /// `GET /account`: the page, in the browser's language (Accept-Language:
@@ -66,19 +72,31 @@ struct AccountOverview {
         let messages = catalogue.messages(for: exchange.request)
         guard let signedIn = try exchange.signedInIfAny() else { return signIn.start() }
         return AccountPage.render(user: signedIn.user, formToken: signedIn.formToken, notice: try? exchange.request.queryParameters().single("done"),
-                                  sections: try sections(signedIn, messages), messages: messages)
+                                  sections: try sections(signedIn, messages, confirmedFor: reauthentication.secondsLeft(exchange.request, for: signedIn)),
+                                  messages: messages)
     }
 
-    /// The page's sections, in order.
-    func sections(_ signedIn: SignedIn, _ messages: Messages) throws -> [String] {
-        [AccountPage.passkeysSection(try selfService.passkeys(userID: signedIn.user.id), formToken: signedIn.formToken,
-                                     messages: messages),
-         AccountSessionsSection.render(sessions: try sessions.liveListings(userID: signedIn.user.id), currentSID: signedIn.session.sid,
-                                       formToken: signedIn.formToken, messages: messages,
-                                       appName: { (try? clients.find(clientID: $0))?.shownName ?? $0 }),
-         AccountPasswordResponder.section(formToken: signedIn.formToken, messages: messages),
-         AccountTOTPResponder.section(formToken: signedIn.formToken, enrolled: try totp.isEnrolled(userID: signedIn.user.id),
-                                      messages: messages)]
+    /// The page's sections, in order: what the user has (passkeys,
+    /// sessions) first, then "confirm it's you" and, once confirmed
+    /// (`confirmedFor`: seconds left), the sensitive changes without a
+    /// password field each; before that, only their state.
+    func sections(_ signedIn: SignedIn, _ messages: Messages, confirmedFor: Int64?) throws -> [String] {
+        let token = signedIn.formToken, confirmed = confirmedFor != nil
+        let recoveryCodesLeft = try totp.isEnrolled(userID: signedIn.user.id) ? try totp.recoveryCodesLeft(userID: signedIn.user.id) : nil
+        var sections = [
+            AccountPage.passkeysSection(try selfService.passkeys(userID: signedIn.user.id), formToken: token, confirmed: confirmed,
+                                        messages: messages),
+            AccountSessionsSection.render(sessions: try sessions.liveListings(userID: signedIn.user.id), currentSID: signedIn.session.sid,
+                                          formToken: token, messages: messages,
+                                          appName: { (try? clients.find(clientID: $0))?.shownName ?? $0 }),
+            AccountReauthentication.section(formToken: token, secondsLeft: confirmedFor, messages: messages),
+            AccountTOTPResponder.section(formToken: token, recoveryCodesLeft: recoveryCodesLeft, confirmed: confirmed, messages: messages),
+        ]
+        if confirmed {
+            sections.append(AccountPasswordResponder.section(formToken: token, messages: messages))
+            sections.append(AccountDeletion.section(formToken: token, messages: messages))
+        }
+        return sections
     }
 }
 
@@ -98,15 +116,15 @@ struct AccountPasskeys {
 
     func registrationOptions(_ exchange: EndpointExchange) throws -> Response {
         let signedIn = try exchange.signedIn(), user = signedIn.user, messages = scriptMessages(exchange)
-        switch try changes.confirmCurrentPassword(exchange.parameters, of: user, address: exchange.request.remoteAddress) {
-        case nil:
+        switch try changes.confirmIdentity(exchange) {
+        case .missing:
             return try AccountErrors.json(400, "password_missing", messages.text("passkeys.password_missing"),
                                                      detail: "passkey options without the current password")
-        case .verified?: break
-        case .locked(let detail)?:
+        case .confirmed: break
+        case .locked(let detail):
             return try AccountErrors.json(400, "password_locked", messages.text("passkeys.password_locked"),
                                                      detail: "passkey options refused: \(detail)")
-        case .wrong?:
+        case .wrong:
             return try AccountErrors.json(400, "password_wrong", messages.text("passkeys.password_wrong"),
                                                      detail: "passkey options refused: wrong current password for user \(user.id)")
         }

@@ -15,6 +15,10 @@ import SSOCore
 /// - `remove` asks for the current password through the login throttle,
 ///   as a password change does (a browser left signed in must not be
 ///   enough to drop the second factor).
+/// - `confirm` answers with the ten recovery codes (RecoveryCodes), made
+///   in the enrolment's write unit and shown this once; `recovery-codes`
+///   makes a new set, with the current password like `remove` (a browser
+///   left signed in must not be able to read a way past the second factor).
 ///
 /// Setting up is offered while the account has no TOTP: replacing the app
 /// means removing it (with the password) first, so a browser left signed
@@ -23,7 +27,8 @@ public final class AccountTOTPResponder: RoutedEndpointGroup {
     public static let startPath = "/account/totp/start"
     public static let confirmPath = "/account/totp/confirm"
     public static let removePath = "/account/totp/remove"
-    public static let paths = [startPath, confirmPath, removePath]
+    public static let recoveryCodesPath = "/account/totp/recovery-codes"
+    public static let paths = [startPath, confirmPath, removePath, recoveryCodesPath]
 
     /// How long a started setup may wait for its first code.
     static let pendingLifetime: Int64 = 600
@@ -37,7 +42,7 @@ public final class AccountTOTPResponder: RoutedEndpointGroup {
                                      brandName: services.settings.brandName, catalogue: services.messages, clock: services.clock)
         self.forms = forms
         table = RouteTable([changes.row(Self.startPath, forms.start), changes.row(Self.confirmPath, forms.confirm),
-                            changes.row(Self.removePath, forms.remove)])
+                            changes.row(Self.removePath, forms.remove), changes.row(Self.recoveryCodesPath, forms.renewRecoveryCodes)])
     }
 
     /// The seed, or nil when `pending` is not one this session sealed or has expired.
@@ -66,11 +71,11 @@ struct AccountTOTPForms {
         if try totp.isEnrolled(userID: user.id) {
             return AccountResponder.back("totp_already_on", "TOTP setup refused: user \(user.id) is enrolled")
         }
-        switch try changes.confirmCurrentPassword(exchange.parameters, of: user, address: exchange.request.remoteAddress) {
-        case nil: return AccountResponder.back("password_missing", "TOTP setup without the current password")
-        case .verified?: break
-        case .locked(let detail)?: return AccountResponder.back("password_locked", "TOTP setup refused: \(detail)")
-        case .wrong?:
+        switch try changes.confirmIdentity(exchange) {
+        case .missing: return AccountResponder.back("password_missing", "TOTP setup without the current password")
+        case .confirmed: break
+        case .locked(let detail): return AccountResponder.back("password_locked", "TOTP setup refused: \(detail)")
+        case .wrong:
             return AccountResponder.back("totp_start_password_wrong", "TOTP setup refused: wrong current password for user \(user.id)")
         }
         let secret = SecureRandom.bytes(TOTP.secretByteCount)
@@ -94,19 +99,51 @@ struct AccountTOTPForms {
             return try setupPage(secret: secret, pending: pending, signedIn, error: "totp.wrong_code", messages: messages)
                 .logging("TOTP confirmation refused: wrong code for user \(user.id)")
         }
-        try totp.enrol(userID: user.id, secret: secret, usedStep: step)
+        let codes = RecoveryCodes.generate()
+        try totp.enrol(userID: user.id, secret: secret, usedStep: step, recoveryCodes: codes)
         SecurityEvents.totpEnrolled(user: user.email, ip: exchange.request.remoteAddress, sid: signedIn.session.sid)
-        return AccountResponder.back("totp_on", "TOTP enrolled by user \(user.id)")
+        return recoveryCodesPage(codes, messages: messages, done: AccountResponder.pagePath + "?done=totp_on")
+            .logging("TOTP enrolled by user \(user.id), with \(codes.count) recovery codes")
+    }
+
+    func renewRecoveryCodes(_ exchange: EndpointExchange) throws -> Response {
+        let signedIn = try exchange.signedIn(), user = signedIn.user, address = exchange.request.remoteAddress
+        switch try changes.confirmIdentity(exchange) {
+        case .missing: return AccountResponder.back("password_missing", "recovery codes refused: no current password")
+        case .confirmed: break
+        case .locked(let detail): return AccountResponder.back("password_locked", "recovery codes refused: \(detail)")
+        case .wrong:
+            return AccountResponder.back("recovery_password_wrong", "recovery codes refused: wrong current password for user \(user.id)")
+        }
+        guard let codes = try totp.newRecoveryCodes(userID: user.id) else {
+            return AccountResponder.back("totp_off", "recovery codes refused: user \(user.id) has no TOTP")
+        }
+        SecurityEvents.recoveryCodesRenewed(user: user.email, ip: address, sid: signedIn.session.sid)
+        return recoveryCodesPage(codes, messages: messages(exchange), done: AccountResponder.pagePath)
+            .logging("new recovery codes for user \(user.id)")
+    }
+
+    /// The codes, shown once; `done` leads back to /account.
+    func recoveryCodesPage(_ codes: [String], messages: Messages, done: String) -> Response {
+        let items = codes.map { "<li><code>\(HTMLEscaping.escape($0))</code></li>" }.joined(separator: "\n        ")
+        return AccountPage.page(title: "totp.recovery_title", messages: messages, body: """
+            <main class="card">
+              <h1>\(messages.html("totp.recovery_title"))</h1>
+              <p>\(messages.html("totp.recovery_lead"))</p>
+              <ol class="recovery-codes" id="recovery-codes">
+                    \(items)
+              </ol>
+              <a class="button" id="recovery-codes-done" href="\(HTMLEscaping.escape(done))">\(messages.html("totp.recovery_done"))</a>
+            </main>
+            """)
     }
 
     func remove(_ exchange: EndpointExchange) throws -> Response {
-        let form = exchange.parameters, signedIn = try exchange.signedIn(), user = signedIn.user, address = exchange.request.remoteAddress
-        guard let current = try form.singleAllowingControlCharacters("current"), current.utf8.count <= 1024 else {
-            return AccountResponder.back("password_missing", "TOTP removal without the current password")
-        }
-        let attempt: LoginAttempt
-        switch try changes.selfService.checkCurrentPassword(current, of: user, address: address) {
-        case .verified(let admitted): attempt = admitted
+        let signedIn = try exchange.signedIn(), user = signedIn.user, address = exchange.request.remoteAddress
+        let attempt: LoginAttempt?
+        switch try changes.confirmIdentity(exchange, settleNow: false) {
+        case .confirmed(let admitted): attempt = admitted
+        case .missing: return AccountResponder.back("password_missing", "TOTP removal without the current password")
         case .locked(let detail): return AccountResponder.back("password_locked", "TOTP removal refused: \(detail)")
         case .wrong: return AccountResponder.back("totp_password_wrong", "TOTP removal refused: wrong current password for user \(user.id)")
         }
@@ -181,32 +218,38 @@ struct AccountTOTPForms {
 
 extension AccountTOTPResponder {
     /// The section's HTML: a plain form, no script.
-    static func section(formToken: String, enrolled: Bool, messages: Messages) -> String {
-        if enrolled {
+    /// `recoveryCodesLeft`: nil when not enrolled. The forms only inside
+    /// the confirmed window (`confirmed`): before it, the state alone.
+    static func section(formToken: String, recoveryCodesLeft: Int?, confirmed: Bool, messages: Messages) -> String {
+        let heading = "<h2>\(messages.html("totp.heading"))</h2>"
+        guard let left = recoveryCodesLeft else {
             return """
-                  <h2>\(messages.html("totp.heading"))</h2>
-                  <p id="totp-status"><strong>\(messages.html("totp.state_on"))</strong> \(messages.html("totp.status_on"))</p>
-                  <form method="post" action="\(removePath)" class="totp-remove">
-                    \(AccountPage.tokenField(formToken))
-                    <div class="field">
-                      <label for="totp-remove-password">\(messages.html("password.current"))</label>
-                      <input id="totp-remove-password" name="current" type="password" autocomplete="current-password" required>
-                    </div>
-                    <button type="submit" class="secondary">\(messages.html("totp.remove"))</button>
-                    <p class="small">\(messages.html("totp.remove_note"))</p>
-                  </form>
+                  \(heading)
+                  <p id="totp-status"><strong>\(messages.html("totp.state_off"))</strong> \(messages.html("totp.status_off"))</p>
+                  \(confirmed ? button(startPath, "totp-start", "totp.set_up", formToken, messages) : "")
             """
         }
+        let leftLine = left == 0 ? "<p class=\"alert\" id=\"recovery-codes-left\">\(messages.html("totp.recovery_none_left"))</p>"
+                                 : "<p class=\"small\" id=\"recovery-codes-left\">\(messages.html("totp.recovery_left", ["count": String(left)]))</p>"
+        let forms = confirmed ? button(recoveryCodesPath, "recovery-codes-renew", "totp.recovery_renew", formToken, messages,
+                                       note: "totp.recovery_renew_note")
+                                + button(removePath, "totp-remove", "totp.remove", formToken, messages, note: "totp.remove_note") : ""
         return """
-              <h2>\(messages.html("totp.heading"))</h2>
-              <p id="totp-status"><strong>\(messages.html("totp.state_off"))</strong> \(messages.html("totp.status_off"))</p>
-              <form method="post" action="\(startPath)" class="totp-start">
+              \(heading)
+              <p id="totp-status"><strong>\(messages.html("totp.state_on"))</strong> \(messages.html("totp.status_on"))</p>
+              \(leftLine)
+              \(forms)
+        """
+    }
+
+    /// A form that is one button (the confirmed window stands for the password).
+    static func button(_ action: String, _ formClass: String, _ label: String, _ formToken: String, _ messages: Messages,
+                       note: String? = nil) -> String {
+        """
+              <form method="post" action="\(action)" class="\(formClass)">
                 \(AccountPage.tokenField(formToken))
-                <div class="field">
-                  <label for="totp-start-password">\(messages.html("password.current"))</label>
-                  <input id="totp-start-password" name="current" type="password" autocomplete="current-password" required>
-                </div>
-                <button type="submit" class="secondary">\(messages.html("totp.set_up"))</button>
+                <button type="submit" class="secondary">\(messages.html(label))</button>
+                \(note.map { "<p class=\"small\">\(messages.html($0))</p>" } ?? "")
               </form>
         """
     }

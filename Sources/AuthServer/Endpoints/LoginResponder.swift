@@ -34,7 +34,8 @@ public final class LoginResponder: RoutedEndpointGroup {
         func row(_ path: String, when selector: String? = nil, _ handler: @escaping (EndpointExchange) throws -> Response) -> Endpoint {
             Endpoint(path, .post, input: .form, guards: guards, errors: errors, cache: .noStore, when: selector, handler: handler)
         }
-        table = RouteTable([row(Self.path, when: "otp", code.verify), row(Self.path, password.verify),
+        table = RouteTable([row(Self.path, when: "otp", code.verify), row(Self.path, when: "recovery_code", code.recover),
+                            row(Self.path, password.verify),
                             row(Self.passkeyOptionsPath, passkey.options), row(Self.passkeyPath, passkey.verify)])
     }
 }

@@ -66,8 +66,8 @@ public struct LoginStep {
             .logging("sign-in refused: \(key.rawValue) locked for \(retryAfter) s" + (user.map { " (user \($0.id))" } ?? ""))
     }
 
-    func lockedCodePage(retryAfter: Int, key: LoginAdmission.LockedKey, user: User) -> Response {
-        codePage(error: "too_many_attempts", extra: "&retry_minutes=\(Self.minutes(retryAfter))")
+    func lockedCodePage(retryAfter: Int, key: LoginAdmission.LockedKey, user: User, extra: String = "") -> Response {
+        codePage(error: "too_many_attempts", extra: "&retry_minutes=\(Self.minutes(retryAfter))" + extra)
             .logging("TOTP step refused: \(key.rawValue) locked for \(retryAfter) s (user \(user.id))")
     }
 

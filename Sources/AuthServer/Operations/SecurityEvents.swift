@@ -19,6 +19,9 @@ import SSOCore
 /// | `passkey_added`, `passkey_renamed`, `passkey_removed` | the user changed their passkeys on /account |
 /// | `password_changed`, `password_change_refused` | the user changed their password on /account, or gave a wrong current one |
 /// | `totp_enrolled`, `totp_removed` | the user set up or removed TOTP (an authenticator app) on /account |
+/// | `recovery_code_used` | a recovery code took a TOTP code's place at sign-in; `reason` says how many are left |
+/// | `recovery_codes_renewed` | the user made a new set of recovery codes on /account |
+/// | `account_deleted` | the user erased their own account on /account |
 /// | `session_ended`, `signed_out_everywhere` | the user signed out one of their sessions, or all of them, on /account |
 public enum SecurityEvents {
     public static func signIn(_ result: LoginResult, user: User?, client: String?, ip: String, sid: String? = nil) {
@@ -101,6 +104,22 @@ public enum SecurityEvents {
     /// The signed-in user confirmed a TOTP enrolment on /account (replacing any earlier one).
     public static func totpEnrolled(user: String, ip: String, sid: String) {
         AuditLog.record(AuditEvent(event: "totp_enrolled", user: user, ip: ip, sid: sid))
+    }
+
+    /// A recovery code signed `user` in (the success itself is `login_success`
+    /// too); `reason` says how many are left, so a monitor can warn at 0.
+    public static func recoveryCodeUsed(user: String, client: String?, ip: String, left: Int) {
+        AuditLog.record(AuditEvent(event: "recovery_code_used", user: user, client: client, ip: ip, reason: "\(left) left"))
+    }
+
+    /// The signed-in user made a new set of recovery codes on /account (with their current password).
+    public static func recoveryCodesRenewed(user: String, ip: String, sid: String) {
+        AuditLog.record(AuditEvent(event: "recovery_codes_renewed", user: user, ip: ip, sid: sid))
+    }
+
+    /// The signed-in user erased their own account on /account.
+    public static func accountDeleted(user: String, ip: String, sid: String) {
+        AuditLog.record(AuditEvent(event: "account_deleted", user: user, ip: ip, sid: sid))
     }
 
     /// The signed-in user removed their TOTP enrolment on /account (with their current password).

@@ -20,6 +20,9 @@ public enum AuthenticationMethods {
 
     public static let passwordOnly = [password]
     public static let passwordAndTOTP = [password, oneTimePassword]
+    /// A recovery code is no RFC 4226/6238 one-time password, so not "otp";
+    /// with the password it is still two factors (RFC 8176 §2 "mfa").
+    public static let passwordAndRecoveryCode = [password, multiFactor]
 
     /// OIDC Core §2 acr: "an absolute URI or an RFC 6711 registered name";
     /// private URNs name the two levels this issuer has. A password sign-in

@@ -25,6 +25,9 @@ public struct SignInCompletion {
         case password(LoginAttempt)
         /// The password step's mark and a right TOTP code at `step`.
         case passwordAndCode(step: Int64, LoginAttempt)
+        /// The password step's mark and one of the account's unused
+        /// recovery codes (its hash), in place of a TOTP code.
+        case passwordAndRecoveryCode(hash: [UInt8], LoginAttempt)
         /// A verified passkey assertion.
         case passkey
     }
@@ -95,6 +98,11 @@ public struct SignInCompletion {
             // RFC 6238 §5.2: one-time use, enforced atomically (two concurrent
             // posts of one code: only one raises last_used_step).
             guard try tx.totp.accept(step: step, userID: user.id) else { throw Abandon(outcome: .codeAlreadyUsed) }
+            try throttle.succeeded(attempt, tx)
+            return try marks.consume(cookieSecret: browser.cookieSecret, userID: user.id, tx)
+        case .passwordAndRecoveryCode(let hash, let attempt):
+            // Single use, atomically: of two posts of one code only one deletes its row.
+            guard try tx.totp.useRecoveryCode(userID: user.id, hash: hash) else { throw Abandon(outcome: .codeAlreadyUsed) }
             try throttle.succeeded(attempt, tx)
             return try marks.consume(cookieSecret: browser.cookieSecret, userID: user.id, tx)
         case .passkey:

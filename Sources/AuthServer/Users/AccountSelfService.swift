@@ -61,10 +61,11 @@ public final class AccountSelfService {
     }
 
     /// Removes the account's TOTP once the current password was right,
-    /// settling its attempt in the same write unit; false when there was none.
-    public func removeTOTP(userID: Int64, settling attempt: LoginAttempt) throws -> Bool {
+    /// settling its attempt (when the check took one) in the same write
+    /// unit; false when there was none.
+    public func removeTOTP(userID: Int64, settling attempt: LoginAttempt?) throws -> Bool {
         try storage.write { tx in
-            try throttle.succeeded(attempt, tx)
+            if let attempt { try throttle.succeeded(attempt, tx) }
             return try tx.totp.remove(userID: userID)
         }
     }

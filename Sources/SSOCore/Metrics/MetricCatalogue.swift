@@ -175,6 +175,8 @@ public enum LoginResult: String, CaseIterable, Sendable {
     case disabled
     case locked
     case wrongTOTP = "wrong_totp"
+    /// A recovery code that is not one of the account's unused ones.
+    case wrongRecoveryCode = "wrong_recovery_code"
     /// A passkey assertion that did not verify (unknown credential, wrong
     /// challenge, bad signature, counter not increased).
     case passkeyRefused = "passkey_refused"
