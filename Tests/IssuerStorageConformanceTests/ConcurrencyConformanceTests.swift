@@ -20,6 +20,22 @@ final class ConcurrencyConformanceTests: ConformanceTestCase {
         return results.value
     }
 
+    func testConcurrentSendersNeverClaimOneMessageTwice() throws {
+        try eachBackend { backend in
+            try backend.storage.write { tx in
+                for index in 0..<30 { _ = try tx.mailOutbox.enqueue(kind: .test, recipient: "r\(index)@example.com", message: [1], now: 10) }
+            }
+            let outcomes = try race(backend) { storage -> [Int64] in
+                let claimer = "node-" + UUID().uuidString
+                return try storage.write { try $0.mailOutbox.claimDue(limit: 4, now: 20, lease: 300, claimer: claimer) }.map(\.id)
+            }
+            let claimed = outcomes.compactMap { try? $0.get() }.flatMap { $0 }
+            XCTAssertEqual(outcomes.filter { if case .failure = $0 { true } else { false } }.count, 0, "\(backend.name): \(outcomes)")
+            XCTAssertEqual(claimed.count, Set(claimed).count, "\(backend.name): a message went to two senders: \(claimed.sorted())")
+            XCTAssertEqual(claimed.count, 30, "\(backend.name): twelve senders of four take all thirty")
+        }
+    }
+
     func testConcurrentRedemptionsOfOneCodeRedeemItOnce() throws {
         try eachBackend { backend in
             try backend.storage.write { try $0.authorizationCodes.insert(codeHash: [1], TokenStoreConformanceTests.code, createdAt: 1, expiresAt: 100) }
