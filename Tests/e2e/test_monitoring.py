@@ -43,9 +43,10 @@ DASHBOARD = MONITORING / "grafana-dashboard.json"
 COUNTERS = ["gatehouse_http_requests_total", "gatehouse_tokens_issued_total", "gatehouse_refresh_reuse_detected_total",
             "gatehouse_refresh_grace_retries_total", "gatehouse_logins_total", "gatehouse_account_locks_total",
             "gatehouse_logouts_total", "gatehouse_dpop_proofs_rejected_total", "gatehouse_jwks_fetches_total",
-            "gatehouse_access_token_refusals_total"]
+            "gatehouse_access_token_refusals_total", "gatehouse_mail_sent_total"]
 HISTOGRAM = "gatehouse_http_request_duration_seconds"
-GAUGES = ["gatehouse_ready", "gatehouse_signing_key_age_seconds"]
+GAUGES = ["gatehouse_ready", "gatehouse_signing_key_age_seconds", "gatehouse_mail_outbox_due",
+          "gatehouse_mail_outbox_oldest_due_seconds"]
 HISTOGRAM_SERIES = [HISTOGRAM + suffix for suffix in ("_bucket", "_sum", "_count")]
 METRIC_NAME = re.compile(r"\bgatehouse_[a-z_]+\b")
 
@@ -158,7 +159,7 @@ def test_the_dashboard_is_grafana_json_with_a_datasource_variable_and_every_pane
         assert family in used, f"no dashboard panel shows {family}"
     titles = " | ".join(panel["title"] for panel in panels).lower()
     for words in ("requests/s by endpoint", "5xx", "p50", "p99", "tokens issued", "sign-ins", "account locks",
-                  "refresh", "dpop", "refusals", "jwks", "ready", "signing key age"):
+                  "refresh", "dpop", "refusals", "jwks", "ready", "signing key age", "mail sent", "outbox backlog"):
         assert words in titles, f"no panel about {words}: {titles}"
     assert "histogram_quantile(0.5," in used and "histogram_quantile(0.99," in used
 
