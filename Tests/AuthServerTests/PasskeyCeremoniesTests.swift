@@ -532,6 +532,57 @@ final class PasskeyCeremoniesTests: SignInTestCase {
 
     /// Found by review: a signed-in browser alone (or a stolen cookie)
     /// could plant a passkey, which then signs in alone with `amr` mfa.
+    // MARK: "Confirm it's you" with a passkey
+
+    /// The confirm options, then the assertion `authenticator` makes of them, posted in `cookie`'s session.
+    func confirmWithPasskey(_ authenticator: SoftAuthenticator, as user: User, cookie: String, signCount: UInt32) throws -> Response {
+        let options = accountPOST(AccountResponder.confirmPasskeyOptionsPath, cookie: cookie)
+        XCTAssertEqual(options.status, 200, options.bodyText)
+        let challenge = try XCTUnwrap(options.jsonObject()["challenge"] as? String)
+        let assertion = try authenticator.assertion(challenge: challenge, rpID: issuerHost, origin: origin, flags: SoftAuthenticator.assertionFlags,
+                                                    signCount: signCount, userHandle: PasskeyCeremonies.userHandle(user))
+        return accountPOST(AccountResponder.confirmPasskeyPath, cookie: cookie, fields: assertion.formFields)
+    }
+
+    func testAPasskeyOfTheAccountOpensTheConfirmedWindow() throws {
+        let authenticator = try SoftAuthenticator()
+        try enrol(authenticator, for: bob)
+        let cookie = try sessionCookie(for: bob)
+        XCTAssertTrue(accountGET(cookie: cookie).bodyText.contains("id=\"confirm-passkey\""), "offered when the account has passkeys")
+        let response = try confirmWithPasskey(authenticator, as: bob, cookie: cookie, signCount: 5)
+        XCTAssertEqual(response.status, 200, response.bodyText)
+        XCTAssertEqual(response.jsonObject()["location"] as? String, "/account?done=confirmed")
+        let window = try XCTUnwrap(response.cookie(AccountReauthentication.cookieName)?.value)
+        let page = harness.run(account, Request(method: "GET", path: AccountResponder.pagePath,
+                                                headers: H.cookieHeader([SSOSessions.cookieName: cookie, AccountReauthentication.cookieName: window])))
+        XCTAssertTrue(page.bodyText.contains("id=\"confirmed-window\""))
+        XCTAssertEqual(try passkey(authenticator)?.signCount, 5, "the use is recorded")
+    }
+
+    func testAnotherAccountsPasskeyOrAnotherSessionsChallengeOpensNothing() throws {
+        let alices = try SoftAuthenticator()
+        try enrol(alices, for: alice)
+        try enrol(try SoftAuthenticator(), for: bob)
+        let bobCookie = try sessionCookie(for: bob)
+        let before = refusedCount
+        let other = try confirmWithPasskey(alices, as: alice, cookie: bobCookie, signCount: 3)
+        XCTAssertEqual(other.status, 400, other.bodyText)
+        XCTAssertNil(other.cookie(AccountReauthentication.cookieName), "alice's passkey does not confirm bob")
+        XCTAssertEqual(refusedCount, before + 1)
+
+        // A challenge made for another session of bob's is refused in this one.
+        let bobs = try SoftAuthenticator()
+        try enrol(bobs, for: bob)
+        let otherCookie = try sessionCookie(for: bob)
+        let options = accountPOST(AccountResponder.confirmPasskeyOptionsPath, cookie: otherCookie)
+        let challenge = try XCTUnwrap(options.jsonObject()["challenge"] as? String)
+        let assertion = try bobs.assertion(challenge: challenge, rpID: issuerHost, origin: origin, flags: SoftAuthenticator.assertionFlags,
+                                           signCount: 1, userHandle: PasskeyCeremonies.userHandle(bob))
+        let carried = accountPOST(AccountResponder.confirmPasskeyPath, cookie: bobCookie, fields: assertion.formFields)
+        XCTAssertEqual(carried.status, 400)
+        XCTAssertNil(carried.cookie(AccountReauthentication.cookieName))
+    }
+
     func testAddingAPasskeyTakesTheCurrentPassword() throws {
         let cookie = try sessionCookie(for: alice)
         assertJSONError(accountPOST(AccountResponder.optionsPath, cookie: cookie), 400, "password_missing", "no password")

@@ -77,6 +77,7 @@ EXPECTED_OPERATIONS = {
     "POST /account/passkeys/remove", "POST /account/passkeys/rename", "POST /account/sessions/end", "POST /account/sessions/end-all",
     "POST /account/password", "POST /account/totp/start", "POST /account/totp/confirm", "POST /account/totp/remove",
     "POST /account/totp/recovery-codes", "POST /account/confirm", "POST /account/delete",
+    "POST /account/passkeys/confirm-options", "POST /account/passkeys/confirm",
     # resource servers
     "GET /api/data", "GET /api/records",
     # app-links host

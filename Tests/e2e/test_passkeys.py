@@ -98,6 +98,15 @@ def test_register_sign_out_sign_in_without_a_password_remove_and_be_refused(stac
     subject = stack.query("SELECT subject FROM users WHERE email = ?", email)[0][0]
     assert claims["sub"] == subject
 
+    # "Confirm it's you" with the passkey instead of the password: the
+    # window opens, and with it the forms that wait for it.
+    driver.get(stack.issuer + "/account")
+    assert not driver.find_elements(By.CSS_SELECTOR, "form[action='/account/password']")
+    wait_for_element(driver, By.ID, "confirm-passkey").click()
+    wait_for_url(driver, stack.issuer + "/account?done=confirmed", "confirming with the passkey")
+    assert wait_for_element(driver, By.ID, "confirmed-window")
+    assert driver.find_element(By.CSS_SELECTOR, "form[action='/account/password']")
+
     # The page now says when the passkey was last used; renaming and
     # removing it are plain forms.
     driver.get(stack.issuer + "/account")

@@ -18,11 +18,41 @@
   }
 
   var card = document.querySelector("main[data-csrf]");
-  var button = document.getElementById("add-passkey");
-  if (!card || !button || !GatehouseWebAuthn.supported()) {
+  if (!card || !GatehouseWebAuthn.supported()) {
     return;
   }
   var csrf = card.getAttribute("data-csrf");
+
+  // "Confirm it's you" with a passkey (§7.2), beside the password form.
+  var confirmButton = document.getElementById("confirm-passkey");
+  if (confirmButton) {
+    confirmButton.hidden = false;
+    GatehouseWebAuthn.onPress(confirmButton, document.getElementById("confirm-passkey-error"), function () {
+      return GatehouseWebAuthn.post("/account/passkeys/confirm-options", { csrf: csrf })
+        .then(function (options) {
+          return navigator.credentials.get(GatehouseWebAuthn.requestOptions(options));
+        })
+        .then(function (credential) {
+          var response = credential.response;
+          return GatehouseWebAuthn.post("/account/passkeys/confirm", {
+            csrf: csrf,
+            id: GatehouseWebAuthn.toBase64url(credential.rawId),
+            clientDataJSON: GatehouseWebAuthn.toBase64url(response.clientDataJSON),
+            authenticatorData: GatehouseWebAuthn.toBase64url(response.authenticatorData),
+            signature: GatehouseWebAuthn.toBase64url(response.signature),
+            userHandle: response.userHandle ? GatehouseWebAuthn.toBase64url(response.userHandle) : ""
+          });
+        })
+        .then(function (answer) {
+          window.location.assign(answer.location);
+        });
+    });
+  }
+
+  var button = document.getElementById("add-passkey");
+  if (!button) {
+    return;
+  }
   var nameField = document.getElementById("passkey-name");
   var passwordField = document.getElementById("passkey-password");
   var error = document.getElementById("passkey-error");

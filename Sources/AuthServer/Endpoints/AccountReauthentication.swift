@@ -74,8 +74,10 @@ struct AccountConfirmation {
 }
 
 extension AccountReauthentication {
-    /// The section that opens the window, or says it is open.
-    static func section(formToken: String, secondsLeft: Int64?, messages: Messages) -> String {
+    /// The section that opens the window, or says it is open. With
+    /// passkeys, the page's script also shows "Confirm with a passkey"
+    /// (AccountPasskeyConfirmation); the password form works without it.
+    static func section(formToken: String, secondsLeft: Int64?, hasPasskeys: Bool = false, messages: Messages) -> String {
         if let secondsLeft {
             let minutes = String(max(1, (secondsLeft + 59) / 60))
             return """
@@ -94,7 +96,15 @@ extension AccountReauthentication {
                   </div>
                   <button type="submit">\(messages.html("confirm.submit"))</button>
                 </form>
+                \(hasPasskeys ? passkeyButton(messages) : "")
               </section>
+        """
+    }
+
+    static func passkeyButton(_ messages: Messages) -> String {
+        """
+                <button type="button" class="secondary" id="confirm-passkey" hidden>\(messages.html("confirm.passkey"))</button>
+                <p class="alert" id="confirm-passkey-error" data-message="\(messages.html("confirm.passkey_failed"))" hidden></p>
         """
     }
 }

@@ -18,7 +18,10 @@ public final class AccountResponder: RoutedEndpointGroup {
     public static let renamePath = "/account/passkeys/rename"
     public static let confirmPath = "/account/confirm"
     public static let deletePath = "/account/delete"
-    public static let paths = [pagePath, AccountClient.callbackPath, optionsPath, registerPath, removePath, renamePath, confirmPath, deletePath]
+    public static let confirmPasskeyOptionsPath = "/account/passkeys/confirm-options"
+    public static let confirmPasskeyPath = "/account/passkeys/confirm"
+    public static let paths = [pagePath, AccountClient.callbackPath, optionsPath, registerPath, removePath, renamePath, confirmPath, deletePath,
+                               confirmPasskeyOptionsPath, confirmPasskeyPath]
 
     /// Back to the account page after a change, with `?done=` naming what
     /// happened (AccountPage.noticeLine shows it); `detail` is for the log.
@@ -39,6 +42,7 @@ public final class AccountResponder: RoutedEndpointGroup {
         let overview = AccountOverview(signIn: signIn, selfService: changes.selfService, sessions: services.sessions, clients: services.clients,
                                        totp: services.totp, reauthentication: changes.reauthentication, catalogue: services.messages)
         let deletion = AccountDeletion(changes: changes, accountChanges: services.accountChanges, catalogue: services.messages)
+        let passkeyConfirmation = AccountPasskeyConfirmation(changes: changes, passkeys: services.passkeys, catalogue: services.messages)
         let passkeys = AccountPasskeys(changes: changes, passkeys: services.passkeys, catalogue: services.messages)
         table = RouteTable([
             Endpoint(Self.pagePath, .read, guards: [whoIsAsking], cache: .noStore, handler: overview.page),
@@ -50,6 +54,8 @@ public final class AccountResponder: RoutedEndpointGroup {
             changes.row(Self.renamePath, passkeys.rename),
             changes.row(Self.confirmPath, AccountConfirmation(changes: changes).confirm),
             changes.row(Self.deletePath, deletion.delete),
+            changes.row(Self.confirmPasskeyOptionsPath, passkeyConfirmation.options),
+            changes.row(Self.confirmPasskeyPath, passkeyConfirmation.verify),
         ])
     }
 }
@@ -83,13 +89,13 @@ struct AccountOverview {
     func sections(_ signedIn: SignedIn, _ messages: Messages, confirmedFor: Int64?) throws -> [String] {
         let token = signedIn.formToken, confirmed = confirmedFor != nil
         let recoveryCodesLeft = try totp.isEnrolled(userID: signedIn.user.id) ? try totp.recoveryCodesLeft(userID: signedIn.user.id) : nil
+        let passkeys = try selfService.passkeys(userID: signedIn.user.id)
         var sections = [
-            AccountPage.passkeysSection(try selfService.passkeys(userID: signedIn.user.id), formToken: token, confirmed: confirmed,
-                                        messages: messages),
+            AccountPage.passkeysSection(passkeys, formToken: token, confirmed: confirmed, messages: messages),
             AccountSessionsSection.render(sessions: try sessions.liveListings(userID: signedIn.user.id), currentSID: signedIn.session.sid,
                                           formToken: token, messages: messages,
                                           appName: { (try? clients.find(clientID: $0))?.shownName ?? $0 }),
-            AccountReauthentication.section(formToken: token, secondsLeft: confirmedFor, messages: messages),
+            AccountReauthentication.section(formToken: token, secondsLeft: confirmedFor, hasPasskeys: !passkeys.isEmpty, messages: messages),
             AccountTOTPResponder.section(formToken: token, recoveryCodesLeft: recoveryCodesLeft, confirmed: confirmed, messages: messages),
         ]
         if confirmed {
