@@ -17,6 +17,9 @@ struct UserJSON: Encodable {
     let roles: [String]
     let disabled: Bool
     let sub: String
+    let email_verified: Bool
+    /// False for an invited account until its invitation sets a password.
+    let has_password: Bool
 
     init(_ user: User) {
         email = user.email
@@ -24,6 +27,8 @@ struct UserJSON: Encodable {
         roles = user.roles
         disabled = user.disabled
         sub = user.subject
+        email_verified = user.emailVerified
+        has_password = user.hasPassword
     }
 }
 

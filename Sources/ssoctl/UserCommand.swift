@@ -153,15 +153,16 @@ struct UserCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List users.",
-            discussion: "--json: an array of {email, name, roles, disabled, sub}, by email.")
+            discussion: "--json: an array of {email, name, roles, disabled, sub, email_verified, has_password}, by email.")
         @Flag(help: "Print a JSON array of objects.") var json = false
 
         func run() throws {
             let context = try Context.open()
             let users = attempt { try context.users.list() }
             if json { return printJSON(users.map(UserJSON.init)) }
-            printTable(["EMAIL", "NAME", "ROLES", "STATE", "SUB"],
-                       users.map { [$0.email, $0.name, $0.roles.joined(separator: ","), $0.disabled ? "disabled" : "active", $0.subject] })
+            printTable(["EMAIL", "NAME", "ROLES", "STATE", "VERIFIED", "SUB"],
+                       users.map { [$0.email, $0.name, $0.roles.joined(separator: ","), $0.disabled ? "disabled" : "active",
+                                    $0.emailVerified ? "yes" : "no", $0.subject] })
         }
     }
 }
