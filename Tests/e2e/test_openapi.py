@@ -585,7 +585,7 @@ def test_password_and_totp_answers_of_the_real_flows_are_documented(stack):
     back(post(issuer + "/account/password", data={"csrf": csrf, "current": password}), "password_missing")
     back(change(password, new_password, new_password + "x"), "password_mismatch")
     back(change("not-" + password, new_password, new_password), "password_wrong")
-    back(change(password, "short", "short"), "password_weak")
+    back(change(password, "short", "short"), "password_too_short")
     back(change(password, new_password, new_password), "password_changed")
     assert get(issuer + "/account", params={"done": "password_changed"}).status_code == 200
     back(change(password, new_password, new_password), "password_wrong")  # the old one no longer counts
