@@ -68,6 +68,8 @@ public final class IssuerServices {
     /// The prologue the four account responders' change rows share.
     private(set) lazy var accountChangeEndpoints = AccountChangeEndpoints(issuer: settings.issuer, sessions: sessions, users: users,
                                                                           catalogue: messages, selfService: accountSelfService)
+    /// Sign-up, verification, password reset and invitations.
+    public private(set) lazy var gettingIn = GettingIn(storage: storage, hasher: hasher, settings: settings, clock: clock)
     public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)
     public private(set) lazy var tokenLocator = PresentedTokenLocator(refreshTokens: refreshTokens, accessTokens: accessTokens)
 

@@ -20,6 +20,7 @@ import SSOCore
 /// | `password_changed`, `password_change_refused` | the user changed their password on /account, or gave a wrong current one |
 /// | `totp_enrolled`, `totp_removed` | the user set up or removed TOTP (an authenticator app) on /account |
 /// | `session_ended`, `signed_out_everywhere` | the user signed out one of their sessions, or all of them, on /account |
+/// | `signup`, `email_verified`, `password_reset_requested`, `password_reset`, `invitation_sent`, `invitation_accepted` | the getting-in journeys (GettingInEvents.swift) |
 public enum SecurityEvents {
     public static func signIn(_ result: LoginResult, user: User?, client: String?, ip: String, sid: String? = nil) {
         Metrics.count(.logins, result.rawValue)
