@@ -18,6 +18,8 @@ TEST_PACKAGES+=(zbar-tools)
 PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathesis psycopg jwt=PyJWT)
 # pytest-xdist runs the end-to-end files side by side (Scripts/test).
 PYTHON_MODULES+=(xdist=pytest-xdist)
+# A real SMTP server for the mail tests (Tests/e2e/test_mail_delivery.py).
+PYTHON_MODULES+=(aiosmtpd)
 
 # The responders: one executable each, one pool of processes each.
 ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect par ops)
