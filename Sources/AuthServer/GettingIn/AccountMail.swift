@@ -51,9 +51,21 @@ struct AccountMail {
         // A name MailAddress refuses (a control the account rules let
         // through) never reaches a header: the address goes alone.
         if let named = try? MailAddress(recipient, displayName: name) { to = named } else { to = try MailAddress(recipient) }
-        let sender = try (try? MailAddress(from, displayName: brandName)) ?? MailAddress(from)
+        let sender = try Self.sender(from, brandName: brandName)
         return try MailMessage(from: sender, to: to, subject: subject, text: text(messages, key), html: html(messages, key),
                                date: now, messageIDDomain: host)
+    }
+
+    /// `GATEHOUSE_MAIL_FROM` is `address` or `Name <address>`; a bare
+    /// address gets the product's name as its display name.
+    static func sender(_ from: String, brandName: String) throws -> MailAddress {
+        if from.hasSuffix(">"), let open = from.lastIndex(of: "<") {
+            let address = String(from[from.index(after: open)..<from.index(before: from.endIndex)])
+            var name = String(from[..<open]).trimmingASCIIWhitespace()
+            if name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") { name = String(name.dropFirst().dropLast()) }
+            return try MailAddress(address, displayName: name.isEmpty ? nil : String(name))
+        }
+        return try (try? MailAddress(from, displayName: brandName)) ?? MailAddress(from)
     }
 
     func text(_ messages: Messages, _ key: String) -> String {
