@@ -72,6 +72,9 @@ EXPECTED_OPERATIONS = {
     "GET /logout", "POST /logout",
     # the login page's passkey sign-in
     "POST /login/passkey/options", "POST /login/passkey",
+    # getting in: sign-up, verification, password reset, invitations
+    "GET /login/forgot", "POST /login/forgot", "GET /login/reset", "POST /login/reset", "GET /login/signup", "POST /login/signup",
+    "GET /login/verify", "POST /login/verify", "POST /login/verify/resend", "GET /login/invitation", "POST /login/invitation",
     # the account page
     "GET /account", "HEAD /account", "GET /account/callback", "POST /account/passkeys/options", "POST /account/passkeys",
     "POST /account/passkeys/remove", "POST /account/passkeys/rename", "POST /account/sessions/end", "POST /account/sessions/end-all",
