@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "api-a", targets: ["api-a"]),
         .executable(name: "api-b", targets: ["api-b"]),
         .executable(name: "gatehouse-login", targets: ["gatehouse-login"]),
+        .executable(name: "gatehouse-mailer", targets: ["gatehouse-mailer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -45,6 +46,13 @@ let package = Package(
         // process that sends mail should pay for. Messages themselves
         // (SSOCore/Mail) need no C library.
         .target(name: "SMTPClient", dependencies: ["CCurl", "SSOCore"]),
+        // libcurl for outbound HTTPS, loaded with dlopen only while a
+        // transfer runs (Sources/CCurlLoader/curl_loader.c): the resource
+        // servers fetch a JWKS once an hour and must stay under 20 MB.
+        .target(name: "CCurlLoader", linkerSettings: [.linkedLibrary("dl")]),
+        // The one HTTPS client of every process, with the outbound trust rules
+        // (https only, verified certificates, no redirects, 10 s).
+        .target(name: "OutboundHTTPS", dependencies: ["CCurlLoader", "SSOCore"]),
         // SQLite behind one small owned wrapper (prepared statements, exact
         // byte lengths, busy handler, migrations).
         .target(name: "SQLiteClient", dependencies: ["CSQLite", "SSOCore"]),
@@ -63,7 +71,11 @@ let package = Package(
         // the issuer's logic and the backends.
         .target(name: "IssuerComposition", dependencies: ["AuthServer", "IssuerStorage", "IssuerStorageSQLite", "IssuerStoragePostgreSQL",
                                                          "PostgreSQLClient", "SQLiteClient", "SSOCore"]),
-        .target(name: "ResourceServer", dependencies: ["SSOCore", "SQLiteClient"]),
+        .target(name: "ResourceServer", dependencies: ["SSOCore", "SQLiteClient", "OutboundHTTPS"]),
+        // The outbox's sender loop (claim, deliver outside any transaction,
+        // record), testable without a network: the only target besides
+        // SMTPClient's tests that links libcurl, through SMTPClient.
+        .target(name: "MailSending", dependencies: ["IssuerStorage", "SMTPClient", "SSOCore"]),
         // libpq behind one small owned wrapper (prepared statements, binary
         // parameters, bounded waits, reconnect with backoff).
         .target(name: "PostgreSQLClient", dependencies: ["CPostgreSQL", "SSOCore"]),
@@ -83,14 +95,16 @@ let package = Package(
         // The resource servers: SSOCore and ResourceServer only, never AuthServer.
         .executableTarget(name: "api-a", dependencies: ["SSOCore", "ResourceServer"]),
         .executableTarget(name: "api-b", dependencies: ["SSOCore", "ResourceServer"]),
+        // The mail sender process: MailSending over the storage IssuerComposition opens.
+        .executableTarget(name: "gatehouse-mailer", dependencies: ["IssuerComposition", "MailSending"]),
         .executableTarget(name: "ssoctl", dependencies: [
             "SSOCore", "AuthServer", "IssuerStorage", "IssuerComposition",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // A native app's side of the sign-in, from a terminal: a client of the
-        // issuer, so SSOCore (JOSE, PKCE, its HTTPS client) only, never AuthServer.
+        // issuer, so SSOCore (JOSE, PKCE) and OutboundHTTPS only, never AuthServer.
         .executableTarget(name: "gatehouse-login", dependencies: [
-            "SSOCore",
+            "SSOCore", "OutboundHTTPS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "SSOCoreTests", dependencies: ["SSOCore", "SQLiteClient"]),
@@ -98,6 +112,9 @@ let package = Package(
                                                             "SQLiteClient", "SSOCore"]),
         .testTarget(name: "ResourceServerTests", dependencies: ["ResourceServer", "SSOCore", "SQLiteClient"]),
         .testTarget(name: "SMTPClientTests", dependencies: ["SMTPClient", "SSOCore"]),
+        .testTarget(name: "OutboundHTTPSTests", dependencies: ["OutboundHTTPS", "ResourceServer", "SSOCore"]),
+        .testTarget(name: "MailSendingTests", dependencies: ["MailSending", "IssuerStorage", "IssuerStorageSQLite", "SMTPClient",
+                                                             "SQLiteClient", "SSOCore"]),
         .testTarget(name: "PostgreSQLClientTests", dependencies: ["PostgreSQLClient", "SSOCore"]),
         // Every storage backend must pass the same suite, races included.
         .testTarget(name: "IssuerStorageConformanceTests", dependencies: [

@@ -69,7 +69,7 @@ choose_process_users() {
 give_home_to_responders() {
     local path
     chown "$RESPONDER_USER:$RESPONDER_GROUP" "$GATEHOUSE_HOME" || die "cannot chown $GATEHOUSE_HOME"
-    for path in gatehouse.sqlite gatehouse.sqlite-wal gatehouse.sqlite-shm gatehouse.sqlite-journal keys cache applinks pages; do
+    for path in gatehouse.sqlite gatehouse.sqlite-wal gatehouse.sqlite-shm gatehouse.sqlite-journal keys cache applinks pages mail; do
         [ -e "$GATEHOUSE_HOME/$path" ] || continue
         chown -R "$RESPONDER_USER:$RESPONDER_GROUP" "$GATEHOUSE_HOME/$path" || die "cannot chown $GATEHOUSE_HOME/$path"
     done

@@ -1,11 +1,15 @@
 # The stack's process supervisor, sourced by Scripts/run: one spawn-fcgi
-# process per pool slot (each its own unix socket) plus nginx, all children
-# of this shell; a child that dies is started again.
+# process per pool slot (each its own unix socket), nginx and the mail
+# sender, all children of this shell; a child that dies is started again.
 
 declare -A SLOT_OF_PID=()
 STOPPING=""
 NGINX_PID=""
 SWEEPER_PID=""
+MAILER_PID=""
+# The mail sender's pid file: run/pids/gatehouse-mailer-0.pid, named like a
+# pool slot (program-index), one per stack.
+MAILER_SLOT="gatehouse-mailer-0"
 
 NGINX_ARGS=()
 
@@ -45,6 +49,27 @@ write_pid_file() {
     echo "$2" > "$file.tmp" && mv -f "$file.tmp" "$file"
 }
 
+# The mail sender (gatehouse-mailer): one per stack, as the responders' user
+# (setpriv execs, so $! is the sender itself and SIGTERM reaches it). It
+# inherits the audit log as fd 3 like a slot; its log is log/mailer.log,
+# its counters metrics/mailer-0.metrics. A restart within 2 s of the last
+# start waits a second (DELAY), as a slot's does.
+start_mailer() {
+    local delay="${1:-0}" switch=()
+    if [ "$(id -u)" -eq 0 ] && [ "$RESPONDER_USER" != root ]; then
+        switch=(setpriv --reuid="$RESPONDER_USER" --regid="$RESPONDER_GROUP" --init-groups --)
+    fi
+    (
+        [ "$delay" = 0 ] || sleep "$delay"
+        exec 3>>"$GATEHOUSE_HOME/log/audit.log"
+        GATEHOUSE_SLOT=mailer-0 GATEHOUSE_AUDIT_FD=3 \
+            exec "${switch[@]}" "$BIN_DIR/gatehouse-mailer" >>"$GATEHOUSE_HOME/log/mailer.log" 2>&1
+    ) &
+    MAILER_PID=$!
+    MAILER_STARTED=$SECONDS
+    write_pid_file "$MAILER_SLOT" "$MAILER_PID"
+}
+
 start_nginx() {
     nginx "${NGINX_ARGS[@]}" -g "daemon off;" >>"$GATEHOUSE_HOME/log/nginx-error.log" 2>&1 &
     NGINX_PID=$!
@@ -58,6 +83,7 @@ start_stack() {
     for name in "${ISSUER_RESPONDERS[@]}" "${API_RESPONDERS[@]}"; do
         for ((i = 0; i < GATEHOUSE_WORKERS; i++)); do start_slot "$name" "$i"; done
     done
+    start_mailer
     nginx "${NGINX_ARGS[@]}" -t -q 2>>"$GATEHOUSE_HOME/log/nginx-error.log" || { stop_stack; die "nginx rejected its config; see $GATEHOUSE_HOME/log/nginx-error.log"; }
     start_nginx
 }
@@ -67,6 +93,9 @@ stop_stack() {
     local pid
     [ -n "$NGINX_PID" ] && kill -TERM "$NGINX_PID" 2>/dev/null
     [ -n "$SWEEPER_PID" ] && kill -TERM "$SWEEPER_PID" 2>/dev/null
+    # The sender ends after the message in hand (within SMTPTransport's 30 s);
+    # one waiting out its restart delay is a subshell with a sleep child.
+    [ -n "$MAILER_PID" ] && { pkill -TERM -P "$MAILER_PID" 2>/dev/null; kill -TERM "$MAILER_PID" 2>/dev/null; }
     # A slot waiting out its restart delay is a subshell with a sleep child.
     for pid in "${!SLOT_OF_PID[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null; done
     wait 2>/dev/null
@@ -105,6 +134,13 @@ supervise() {
             wait "$NGINX_PID" 2>/dev/null; status=$?
             log "nginx exited ($status); starting it again"
             start_nginx
+        fi
+        if ! is_alive "$MAILER_PID"; then
+            wait "$MAILER_PID" 2>/dev/null; status=$?
+            log "mail sender (pid $MAILER_PID) exited ($status); restarting"
+            delay=0
+            [ $((SECONDS - ${MAILER_STARTED:-0})) -lt 2 ] && delay=1
+            start_mailer "$delay"
         fi
         for pid in "${!SLOT_OF_PID[@]}"; do
             is_alive "$pid" && continue

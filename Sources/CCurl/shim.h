@@ -26,6 +26,12 @@ static inline CURLcode gatehouse_curl_setopt_off(CURL *handle, CURLoption option
 static inline CURLcode gatehouse_curl_setopt_read_function(CURL *handle, curl_read_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_READFUNCTION, callback);
 }
+// struct curl_blob by value: libcurl copies the bytes (CURL_BLOB_COPY), so
+// the caller's buffer need not outlive the call.
+static inline CURLcode gatehouse_curl_setopt_blob_copy(CURL *handle, CURLoption option, const void *data, size_t length) {
+    struct curl_blob blob = { (void *)data, length, CURL_BLOB_COPY };
+    return curl_easy_setopt(handle, option, &blob);
+}
 static inline CURLcode gatehouse_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

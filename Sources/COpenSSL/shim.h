@@ -32,19 +32,10 @@ static inline int gatehouse_evp_pkey_public_key_selection(void) {
 }
 #endif
 
-// TLS client for SSOCore/HTTP/HTTPSClient.swift (the resource servers' JWKS fetch).
-#ifndef GATEHOUSE_COPENSSL_TLS_CLIENT_SHIM_H
-#define GATEHOUSE_COPENSSL_TLS_CLIENT_SHIM_H
+// X.509 certificates (SSOCore/Crypto/X509Certificate.swift: attestation
+// chains, certificate expiry checks).
+#ifndef GATEHOUSE_COPENSSL_X509_SHIM_H
+#define GATEHOUSE_COPENSSL_X509_SHIM_H
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-
-// SSL_CTX_set_min_proto_version is a macro over SSL_CTX_ctrl.
-static inline int gatehouse_ssl_ctx_set_min_proto_version(SSL_CTX *context, int version) {
-    return (int)SSL_CTX_set_min_proto_version(context, version);
-}
-
-// SSL_set_tlsext_host_name is a macro over SSL_ctrl (it sets SNI).
-static inline int gatehouse_ssl_set_tlsext_host_name(SSL *ssl, const char *name) {
-    return (int)SSL_set_tlsext_host_name(ssl, name);
-}
 #endif

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import OutboundHTTPS
 import SSOCore
 
 /// Where a `JWKSCache` gets a fresh key set from. A protocol so tests can

@@ -43,6 +43,11 @@ final class CurlEasyHandle {
         try check(gatehouse_curl_setopt_string(handle, option, value), option)
     }
 
+    /// A blob option (CURLOPT_CAINFO_BLOB): libcurl keeps a copy.
+    func set(_ option: CURLoption, blob: [UInt8]) throws {
+        try check(blob.withUnsafeBytes { gatehouse_curl_setopt_blob_copy(handle, option, $0.baseAddress, $0.count) }, option)
+    }
+
     func setRecipients(_ addresses: [String]) throws {
         var list: UnsafeMutablePointer<curl_slist>?
         for address in addresses {

@@ -1,4 +1,5 @@
 import CCurl
+import FoundationEssentials
 import SSOCore
 
 /// Sends one message at a time to one SMTP server through libcurl
@@ -10,20 +11,26 @@ import SSOCore
 /// (`CURLUSESSL_ALL`) unless the server is on loopback, where it is used
 /// when offered (`CURLUSESSL_TRY`). TLS 1.2 or later, the peer's
 /// certificate and name verified against the system store and, when
-/// given, one more CA file (`GATEHOUSE_CA_FILE`).
+/// given, more CA files (`GATEHOUSE_CA_FILE`, the development layout's
+/// local CA: see `TrustedCAFiles`).
 ///
 /// Blocking: connect within 10 s, the whole exchange within 30 s.
 public struct SMTPTransport: Sendable, CustomStringConvertible {
     public let server: SMTPServerURL
-    /// PEM file of CAs trusted besides the system store; nil: the system store alone.
-    public let caFile: String?
+    /// PEM files of CAs trusted besides the system store; empty: the system store alone.
+    public let caFiles: [String]
     public var connectTimeoutSeconds = 10
     public var totalTimeoutSeconds = 30
 
     /// - Throws: `SMTPServerURL.Invalid` when `url` is not a usable SMTP URL.
     public init(url: String, caFile: String? = nil) throws {
+        try self.init(url: url, caFiles: caFile.map { [$0] } ?? [])
+    }
+
+    /// - Throws: `SMTPServerURL.Invalid` when `url` is not a usable SMTP URL.
+    public init(url: String, caFiles: [String]) throws {
         server = try SMTPServerURL(url)
-        self.caFile = caFile
+        self.caFiles = caFiles
     }
 
     /// `SMTPTransport(smtp://host:587, STARTTLS required, with credentials)`: log-safe.
@@ -35,10 +42,17 @@ public struct SMTPTransport: Sendable, CustomStringConvertible {
     /// address (one recipient); the data is `message.serialized()`.
     /// Never throws: every outcome is a `MailDelivery`.
     public func deliver(_ message: MailMessage) -> MailDelivery {
+        deliver(QueuedMail(message))
+    }
+
+    /// Sends `mail.bytes` as they are, MAIL FROM `mail.from`, RCPT TO
+    /// `mail.to`: the outbox's stored message, so a retry sends the same
+    /// message (the same Message-ID), never a rebuilt one.
+    public func deliver(_ mail: QueuedMail) -> MailDelivery {
         let easy: CurlEasyHandle
         do {
             easy = try CurlEasyHandle()
-            try configure(easy, for: message)
+            try configure(easy, for: mail)
         } catch {
             return .temporaryFailure(detail: logSafe("\(server): setting up libcurl: \(error)"))
         }
@@ -59,7 +73,7 @@ public struct SMTPTransport: Sendable, CustomStringConvertible {
         return .temporaryFailure(detail: detail)
     }
 
-    private func configure(_ easy: CurlEasyHandle, for message: MailMessage) throws {
+    private func configure(_ easy: CurlEasyHandle, for mail: QueuedMail) throws {
         try easy.set(CURLOPT_URL, server.curlURL)
         // Nothing but SMTP, whatever the URL says.
         try easy.set(CURLOPT_PROTOCOLS_STR, "smtp,smtps")
@@ -71,18 +85,34 @@ public struct SMTPTransport: Sendable, CustomStringConvertible {
         try easy.set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2))
         try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
         try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
-        // CAINFO replaces only libcurl's CA bundle; its CA directory
-        // (CAPATH, /etc/ssl/certs on Debian) stays, and the OpenSSL
-        // backend trusts both: the system store plus this file.
-        if let caFile { try easy.set(CURLOPT_CAINFO, caFile) }
+        // CAINFO_BLOB replaces only libcurl's CA bundle file; its CA
+        // directory (CAPATH, /etc/ssl/certs on Debian) stays, and the
+        // OpenSSL backend trusts both: the system store plus these files.
+        // One blob, because CAINFO names one file and there may be two.
+        if !caFiles.isEmpty { try easy.set(CURLOPT_CAINFO_BLOB, blob: try Self.concatenatedPEM(caFiles)) }
         if let username = server.username {
             try easy.set(CURLOPT_USERNAME, username)
             try easy.set(CURLOPT_PASSWORD, server.password ?? "")
         }
-        try easy.set(CURLOPT_MAIL_FROM, "<\(message.from.address)>")
-        try easy.setRecipients(["<\(message.to.address)>"])
+        // MailAddress admits no CR, LF, space or angle bracket: nothing
+        // here can end or extend the SMTP command line.
+        try easy.set(CURLOPT_MAIL_FROM, "<\(mail.from.address)>")
+        try easy.setRecipients(["<\(mail.to.address)>"])
         // libcurl dot-stuffs the upload for SMTP and ends it with CRLF "." CRLF.
-        try easy.setUpload(message.serialized())
+        try easy.setUpload(mail.bytes)
+    }
+
+    /// The CA files one after another, each ending in a line end.
+    static func concatenatedPEM(_ files: [String]) throws -> [UInt8] {
+        var bundle: [UInt8] = []
+        for file in files {
+            guard let contents = FileManager.default.contents(atPath: file), !contents.isEmpty else {
+                throw CurlEasyHandle.Failure(description: "cannot read the CA file \(file)")
+            }
+            bundle += contents
+            if bundle.last != UInt8(ascii: "\n") { bundle.append(UInt8(ascii: "\n")) }
+        }
+        return bundle
     }
 
     /// Belt and braces: libcurl is never given the credentials inside a

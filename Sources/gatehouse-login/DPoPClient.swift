@@ -1,4 +1,5 @@
 import Foundation
+import OutboundHTTPS
 import SSOCore
 
 /// This sign-in's DPoP key (RFC 9449) and what it does with it: a proof on

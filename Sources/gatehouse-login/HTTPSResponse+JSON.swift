@@ -1,4 +1,5 @@
 import Foundation
+import OutboundHTTPS
 import SSOCore
 
 extension HTTPSResponse {

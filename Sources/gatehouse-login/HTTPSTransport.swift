@@ -1,14 +1,15 @@
-import SSOCore
+import OutboundHTTPS
 
-/// SSOCore's HTTPS client with this tool's limits, its failures turned into
+/// OutboundHTTPS's client with this tool's limits, its failures turned into
 /// one line the person at the terminal can act on. A person is waiting, so
-/// the exchange may take longer than a responder's JWKS fetch; a token reply
-/// or a JWKS fits in 1 MiB.
+/// the exchange may take longer than the issuer's 10 s; a token reply or a
+/// JWKS fits in 1 MiB. `--ca-file` trusts that CA instead of the system's,
+/// as `curl --cacert` does.
 struct HTTPSTransport {
     private let client: HTTPSClient
 
     init(caFile: String?) {
-        client = HTTPSClient(caFile: caFile, connectTimeout: 5, ioTimeout: 20, totalTimeout: 20,
+        client = HTTPSClient(trust: caFile.map(OutboundTrust.only) ?? .system, timeout: 20, connectTimeout: 5,
                              maximumResponseBytes: 1024 * 1024, userAgent: "gatehouse-login")
     }
 
@@ -34,6 +35,7 @@ struct HTTPSTransport {
         switch error.code {
         case .certificate: "TLS: the server's certificate is not trusted (\(error.detail)); pass the CA with --ca-file"
         case .caFile: "\(error.detail) (check --ca-file)"
+        case .library: "\(error.detail) (install Debian's libcurl4)"
         case .resolve: "cannot resolve \(error.detail)"
         case .connect: "cannot connect to \(error.detail)"
         case .timeout: "timed out (\(error.detail))"

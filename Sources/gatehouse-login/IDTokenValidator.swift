@@ -1,4 +1,5 @@
 import Foundation
+import OutboundHTTPS
 import SSOCore
 
 /// OIDC Core §3.1.3.7 for the ID token of a code exchange, and §12.2 for the

@@ -1,3 +1,4 @@
+import OutboundHTTPS
 import SSOCore
 
 /// This tool as a public client (RFC 8252 §8.4: no secret, `client_id` in

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OutboundHTTPS
 import SSOCore
 
 struct LoginCommand: ParsableCommand {

@@ -1,3 +1,4 @@
+import OutboundHTTPS
 import SSOCore
 
 /// An error reply (RFC 6749 §5.2, RFC 6750 §3 bodies share the shape).

@@ -1,3 +1,4 @@
+import OutboundHTTPS
 import SSOCore
 
 /// Pushed authorization requests (RFC 9126), from the app's side: when

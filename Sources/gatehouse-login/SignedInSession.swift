@@ -1,4 +1,5 @@
 import Foundation
+import OutboundHTTPS
 import SSOCore
 
 /// The stored sign-in, and what the commands after `login` do with it.

@@ -85,6 +85,35 @@ final class SMTPTransportTests: XCTestCase {
         XCTAssertEqual(Array(unstuffed.utf8), mail.serialized())
     }
 
+    /// The outbox's path: the stored bytes go out unchanged, the envelope
+    /// read from them and the row (so a retry is the same message).
+    func testAQueuedMessageIsSentAsStoredWithItsOwnEnvelope() throws {
+        let stored = try message().serialized()
+        let queued = try QueuedMail(bytes: stored, recipient: "bob@example.net")
+        let server = try TinySMTPServer(rcptReply: "250 OK", dataReply: "250 queued")
+        XCTAssertEqual(try SMTPTransport(url: "smtp://127.0.0.1:\(server.port)").deliver(queued), .delivered)
+        let session = server.finish()
+        XCTAssertTrue(session.commands.contains("MAIL FROM:<no-reply@localhost>"), "\(session.commands)")
+        XCTAssertTrue(session.commands.contains("RCPT TO:<bob@example.net>"), "the row's recipient: \(session.commands)")
+        let data = try XCTUnwrap(session.data)
+        let unstuffed = String(data.utf8.dropLast(3))!.replacingOccurrences(of: "\r\n..", with: "\r\n.")
+        XCTAssertEqual(Array(unstuffed.utf8), stored)
+    }
+
+    func testAnUnreadableCAFileIsATemporaryFailureNamingIt() throws {
+        let transport = try SMTPTransport(url: "smtp://127.0.0.1:\(closedPort())", caFiles: ["/nonexistent/ca.pem"])
+        guard case .temporaryFailure(let detail) = transport.deliver(try message()) else { return XCTFail("not temporary") }
+        XCTAssertTrue(detail.contains("/nonexistent/ca.pem"), detail)
+    }
+
+    func testTrustedCAFilesAreTheConfiguredOneAndTheLocalCA() {
+        XCTAssertEqual(TrustedCAFiles.of(home: "/h", environment: [:], fileExists: { _ in false }), [])
+        XCTAssertEqual(TrustedCAFiles.of(home: "/h", environment: ["GATEHOUSE_CA_FILE": "/etc/x.pem"], fileExists: { _ in true }),
+                       ["/etc/x.pem", "/h/tls/ca.pem"])
+        XCTAssertEqual(TrustedCAFiles.of(home: "/h", environment: ["GATEHOUSE_CA_FILE": "/h/tls/ca.pem"], fileExists: { _ in true }),
+                       ["/h/tls/ca.pem"])
+    }
+
     /// RFC 5321 §4.2.1: a 4yz reply (to RCPT, or after the data) is worth
     /// a retry; a 5yz reply is final.
     func testTheServersReplyDecidesTemporaryOrPermanent() throws {

@@ -43,6 +43,8 @@ INSTALLED_BIN = "/usr/lib/gatehouse/bin/"
 
 # Executables of the package that are not deployed as FastCGI responders.
 NOT_DEPLOYED = {"hello-fcgi"}  # the benchmark's reference responder (Scripts/bench only)
+# Executables deployed as services of their own, not FastCGI pools.
+DAEMONS = ["gatehouse-mailer"]  # the mail sender (gatehouse-mailer.service)
 
 
 # ---------------------------------------------------------------- what the code says
@@ -308,8 +310,29 @@ def test_the_audit_log_is_in_a_logs_directory_every_writer_agrees_on():
     assert (rotation["LogsDirectory"], rotation["LogsDirectoryMode"]) == ("gatehouse", "0700")
     assert audit_log(UNIT_DIR / "gatehouse-key-rotation.service") == ["/var/log/gatehouse/audit.log"]
     assert re.search(r"^GATEHOUSE_AUDIT_LOG=/var/log/gatehouse/audit\.log$", (DEPLOY / "sbin" / "ssoctl").read_text(), re.MULTILINE)
+    mailer = unit_settings(UNIT_DIR / "gatehouse-mailer.service", "Service")
+    assert (mailer["LogsDirectory"], mailer["LogsDirectoryMode"]) == ("gatehouse", "0700")
+    assert audit_log(UNIT_DIR / "gatehouse-mailer.service") == ["/var/log/gatehouse/audit.log"]
     # The counter files stay in the home, which is already writable.
     assert "GATEHOUSE_METRICS_DIR" not in "".join(path.read_text() for path in UNIT_DIR.iterdir())
+
+
+def test_the_mail_sender_is_one_service_of_the_target_stopped_with_sigterm():
+    """gatehouse-mailer is no FastCGI pool: one service per machine, wanted by
+    gatehouse.target, as gatehouse with the env file; SIGTERM lets it finish
+    the message in hand (within libcurl's 30 s bound) before SIGKILL."""
+    target = (UNIT_DIR / "gatehouse.target").read_text()
+    assert re.search(r"^Wants=gatehouse-mailer\.service$", target, re.MULTILINE)
+    mailer = unit_settings(UNIT_DIR / "gatehouse-mailer.service", "Service")
+    assert mailer["ExecStart"] == INSTALLED_BIN + "gatehouse-mailer"
+    assert (mailer["User"], mailer["Group"], mailer["KillSignal"], mailer["Restart"]) == ("gatehouse", "gatehouse", "SIGTERM", "always")
+    assert int(mailer["TimeoutStopSec"].rstrip("s")) > 30
+    assert mailer["EnvironmentFile"] == "/etc/gatehouse/gatehouse.env"
+    assert mailer["Environment"] != "" and "GATEHOUSE_SLOT=mailer-0" in (UNIT_DIR / "gatehouse-mailer.service").read_text()
+    assert "AF_INET" in mailer["RestrictAddressFamilies"], "the SMTP relay is reached over TCP"
+    doc = DEPLOY_DOC.read_text()
+    for key in ("GATEHOUSE_SMTP_URL", "GATEHOUSE_MAIL_FROM", "SPF", "DKIM", "DMARC", "gatehouse-mailer.service"):
+        assert key in doc, key
 
 
 def test_the_launcher_names_the_slot_and_the_socket_directory(tmp_path):
@@ -338,7 +361,7 @@ def installed_layout(tmp_path):
     for script in (DEPLOY / "bin").iterdir():
         shutil.copyfile(script, bin_dir / script.name)
         (bin_dir / script.name).chmod(0o755)
-    for name in responders() + ["ssoctl"]:
+    for name in responders() + DAEMONS + ["ssoctl"]:
         binary = BIN_DIR / name
         assert os.access(binary, os.X_OK), f"{binary} is not built (BIN_DIR={BIN_DIR})"
         assert not (bin_dir / name).exists(), f"deploy/bin/{name} would shadow the built {name}"
@@ -363,7 +386,7 @@ def unit_paths_to_verify(unit_dir):
 
 
 def test_every_execstart_names_an_installed_program():
-    installed = set(responders()) | {"ssoctl"} | {path.name for path in (DEPLOY / "bin").iterdir()}
+    installed = set(responders()) | set(DAEMONS) | {"ssoctl"} | {path.name for path in (DEPLOY / "bin").iterdir()}
     for unit in UNIT_DIR.glob("*.service"):
         for line in unit.read_text().splitlines():
             if re.match(r"Exec\w+=", line):

@@ -91,12 +91,19 @@ def test_every_contract_family_is_exposed_with_bounded_labels(stack):
     for family in ("gatehouse_http_requests_total", "gatehouse_http_request_duration_seconds", "gatehouse_tokens_issued_total",
                    "gatehouse_refresh_reuse_detected_total", "gatehouse_refresh_grace_retries_total", "gatehouse_logins_total",
                    "gatehouse_account_locks_total", "gatehouse_dpop_proofs_rejected_total", "gatehouse_signing_key_age_seconds",
-                   "gatehouse_ready", "gatehouse_jwks_fetches_total", "gatehouse_access_token_refusals_total"):
+                   "gatehouse_ready", "gatehouse_jwks_fetches_total", "gatehouse_access_token_refusals_total",
+                   "gatehouse_mail_sent_total", "gatehouse_mail_outbox_due", "gatehouse_mail_outbox_oldest_due_seconds"):
         assert f"# TYPE {family} " in text, family
     # No path, user or client ever becomes a label value.
     assert "alice" not in text and "mobile-app" not in text and "/api/" not in text
     labels = set(re.findall(r'(\w+)="', text))
-    assert labels <= {"endpoint", "code", "le", "grant", "result", "reason"}, labels
+    assert labels <= {"endpoint", "code", "le", "grant", "result", "reason", "kind"}, labels
+    # The mail sender's family: message kinds and results, closed lists both.
+    mail_labels = set(re.findall(r'^gatehouse_mail_sent_total\{kind="([^"]*)",result="([^"]*)"\} ', text, re.MULTILINE))
+    assert {kind for kind, _ in mail_labels} == {"verification", "password_reset", "invitation", "notice", "test", "other"}
+    assert {result for _, result in mail_labels} == {"sent", "retry", "failed"}
+    # It answers no HTTP: no request series of its own.
+    assert 'endpoint="mailer"' not in text
 
 
 def test_requests_are_summed_over_every_process_of_a_pool(stack, http):

@@ -67,13 +67,19 @@ def commands(tmp_path_factory):
     # today's sources: a build folder that outlived a refactor may still hold
     # objects of files since moved.
     objects = []
-    for module in ("ResourceServer", "SSOCore", "SQLiteClient", "ArgumentParser", "ArgumentParserToolInfo"):
+    for module in ("ResourceServer", "OutboundHTTPS", "SSOCore", "SQLiteClient", "ArgumentParser", "ArgumentParserToolInfo"):
         outputs = json.loads((release / f"{module}.build" / "output-file-map.json").read_text())
         objects += sorted(entry["object"] for source, entry in outputs.items() if source and Path(entry["object"]).exists())
+    # A C target has no output file map: one object per file of Sources/CCurlLoader.
+    objects += [str(release / "CCurlLoader.build" / (source.name + ".o"))
+                for source in Path(ROOT, "Sources", "CCurlLoader").glob("*.c")]
     includes = [flag for module in ("COpenSSL", "CFastCGI", "CSQLite") for flag in ("-I", str(Path(ROOT, "Sources", module)))]
+    # CCurlLoader is a C target: its module map is the one SwiftPM wrote.
+    includes += ["-I", str(Path(ROOT, "Sources", "CCurlLoader", "include")),
+                 "-Xcc", f"-fmodule-map-file={release / 'CCurlLoader.build' / 'module.modulemap'}"]
     swift = subprocess.run(["swiftc", "-O", "-static-stdlib", "-parse-as-library", "-module-name", "verify",
                             "-I", str(release / "Modules"), *includes, str(SNIPPETS / "swift" / "Verify.swift"), *objects,
-                            "-lssl", "-lcrypto", "-lfcgi", "-lsqlite3", "-o", str(built / "verify-swift")],
+                            "-lssl", "-lcrypto", "-lfcgi", "-lsqlite3", "-ldl", "-o", str(built / "verify-swift")],
                            capture_output=True, text=True, timeout=600)
     assert swift.returncode == 0, swift.stderr
     return {"python": [sys.executable, str(SNIPPETS / "python" / "verify.py")], "go": [str(built / "verify-go")],

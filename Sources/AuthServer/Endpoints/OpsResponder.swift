@@ -66,6 +66,7 @@ struct OpsAnswers {
         if let age = signingKeyAge() {
             gauges.append(MetricGauge(name: "gatehouse_signing_key_age_seconds", help: "Age of the active signing key.", value: Double(age)))
         }
+        gauges += mailOutboxGauges()
         let text = MetricsExposition.render(MetricsExposition.collect(directory: settings.metricsDirectory), gauges: gauges)
         return Response(status: 200, headers: [("Content-Type", MetricsExposition.contentType)], body: Array(text.utf8))
     }
@@ -108,6 +109,19 @@ struct OpsAnswers {
             failures.append("no signing key loaded: \(error)")
         }
         return (checks, failures.isEmpty ? nil : failures.joined(separator: "; "))
+    }
+
+    /// The mail outbox's backlog (one count over its partial index of open
+    /// messages): what is due now, and how long the most overdue message
+    /// has waited. Growing while no sender runs or the SMTP server refuses;
+    /// both absent when the database cannot be read.
+    func mailOutboxGauges() -> [MetricGauge] {
+        guard let backlog = try? storage.read.mailOutbox.backlog(now: clock()) else { return [] }
+        return [MetricGauge(name: "gatehouse_mail_outbox_due", help: "Queued messages due for delivery now (claimed ones included).",
+                            value: Double(backlog.due)),
+                MetricGauge(name: "gatehouse_mail_outbox_oldest_due_seconds",
+                            help: "How long the most overdue queued message has been due; 0 when none is.",
+                            value: Double(backlog.oldestDueAge ?? 0))]
     }
 
     func signingKeyAge() -> Int64? {

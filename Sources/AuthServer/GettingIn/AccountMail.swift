@@ -56,16 +56,13 @@ struct AccountMail {
                                date: now, messageIDDomain: host)
     }
 
-    /// `GATEHOUSE_MAIL_FROM` is `address` or `Name <address>`; a bare
-    /// address gets the product's name as its display name.
+    /// `GATEHOUSE_MAIL_FROM` is `address` or `Name <address>` (read as the
+    /// sender reads it, MailSettings.mailbox); a bare address gets the
+    /// product's name as its display name.
     static func sender(_ from: String, brandName: String) throws -> MailAddress {
-        if from.hasSuffix(">"), let open = from.lastIndex(of: "<") {
-            let address = String(from[from.index(after: open)..<from.index(before: from.endIndex)])
-            var name = String(from[..<open]).trimmingASCIIWhitespace()
-            if name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") { name = String(name.dropFirst().dropLast()) }
-            return try MailAddress(address, displayName: name.isEmpty ? nil : String(name))
-        }
-        return try (try? MailAddress(from, displayName: brandName)) ?? MailAddress(from)
+        let mailbox = try MailSettings.mailbox(from)
+        guard mailbox.displayName == nil, !from.contains("<") else { return mailbox }
+        return (try? MailAddress(mailbox.address, displayName: brandName)) ?? mailbox
     }
 
     func text(_ messages: Messages, _ key: String) -> String {

@@ -20,13 +20,24 @@ public struct MailDropDirectory: Sendable {
     /// (0700) when it is missing.
     @discardableResult
     public func write(_ message: MailMessage) throws -> String {
+        try write(message.serialized(), date: message.date, messageID: message.messageID)
+    }
+
+    /// Writes a queued message's stored bytes as they are (the sender's
+    /// path: a retry writes the same bytes under the same name). `date`
+    /// names the file; the outbox passes the time the message was queued.
+    @discardableResult
+    public func write(_ mail: QueuedMail, date: Int64) throws -> String {
+        try write(mail.bytes, date: date, messageID: mail.messageID)
+    }
+
+    private func write(_ bytes: [UInt8], date: Int64, messageID: String) throws -> String {
         if mkdir(path, 0o700) != 0 && errno != EEXIST { throw failure("cannot create \(path)") }
-        let file = path + "/" + fileName(for: message)
+        let file = path + "/" + fileName(date: date, messageID: messageID)
         // A dot name: a reader listing *.eml never picks up a file being written.
         let temporary = path + "/.\(getpid())-\(SecureRandom.token(byteCount: 6)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot create \(temporary)") }
-        let bytes = message.serialized()
         var written = 0
         while written < bytes.count {
             let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, bytes.count - written) }
@@ -64,11 +75,15 @@ public struct MailDropDirectory: Sendable {
     /// brackets and with anything but letters, digits, ".", "-", "_" and
     /// "@" replaced by "_".
     func fileName(for message: MailMessage) -> String {
-        let id = message.messageID.unicodeScalars.dropFirst().dropLast().map { scalar -> Character in
+        fileName(date: message.date, messageID: message.messageID)
+    }
+
+    func fileName(date: Int64, messageID: String) -> String {
+        let id = messageID.unicodeScalars.dropFirst().dropLast().map { scalar -> Character in
             let allowed = scalar.isASCII && (MailAddress.isLetterOrDigit(UInt8(scalar.value)) || ".-_@".unicodeScalars.contains(scalar))
             return allowed ? Character(scalar) : "_"
         }
-        return MailDate.compact(message.date) + "-" + String(id) + ".eml"
+        return MailDate.compact(date) + "-" + String(id) + ".eml"
     }
 
     private func failure(_ what: String) -> Failure {

@@ -80,6 +80,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
     case dpopProofsRejected
     case jwksFetches
     case accessTokenRefusals
+    case mailSent
 
     public var name: String {
         switch self {
@@ -92,6 +93,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
         case .dpopProofsRejected: "gatehouse_dpop_proofs_rejected_total"
         case .jwksFetches: "gatehouse_jwks_fetches_total"
         case .accessTokenRefusals: "gatehouse_access_token_refusals_total"
+        case .mailSent: "gatehouse_mail_sent_total"
         }
     }
 
@@ -106,12 +108,16 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
         case .dpopProofsRejected: "DPoP proofs refused (issuer and resource servers), by reason."
         case .jwksFetches: "JWKS fetches by the resource servers, by result."
         case .accessTokenRefusals: "Access tokens the resource servers refused, by error code."
+        case .mailSent: "Delivery attempts of queued mail by the mail sender, by message kind and result (sent, retry, failed)."
         }
     }
 
     /// The label's name, or nil for a family of one unlabelled series.
+    /// Two names joined by a comma for a family of two labels, whose values
+    /// are then pairs joined the same way ("test,sent").
     public var label: String? {
         switch self {
+        case .mailSent: "kind,result"
         case .tokensIssued: "grant"
         case .logins: "result"
         case .dpopProofsRejected, .accessTokenRefusals: "reason"
@@ -132,13 +138,32 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
             ["missing_token", "malformed_token", "token_expired", "invalid_signature", "unknown_signing_key", "invalid_issuer",
              "invalid_audience", "insufficient_scope", "token_requires_dpop", "token_not_dpop_bound", "invalid_dpop_proof",
              "dpop_key_mismatch", "use_dpop_nonce"]
+        case .mailSent: MailMetricLabels.kinds.flatMap { kind in MailMetricLabels.results.map { kind + "," + $0 } }
         case .refreshReuseDetected, .refreshGraceRetries, .accountLocks, .logouts: []
         }
     }
 
+    /// The label names of the family (none, one, or two for `mailSent`).
+    public var labelNames: [String] { label.map { $0.split(separator: ",").map(String.init) } ?? [] }
+
     public var perEndpoint: Bool { self == .jwksFetches || self == .accessTokenRefusals }
 
     var slotCount: Int { label == nil ? 1 : values.count + 1 }
+}
+
+/// The label values of `gatehouse_mail_sent_total`: the outbox's message
+/// kinds (IssuerStorage's OutboxMessageKind; "other" for a kind this build
+/// does not know) and what became of one attempt.
+public enum MailMetricLabels {
+    public static let kinds = ["verification", "password_reset", "invitation", "notice", "test", "other"]
+    /// sent: the server took it (or it was written to the drop directory);
+    /// retry: a temporary failure, tried again later; failed: given up.
+    public static let results = ["sent", "retry", "failed"]
+
+    /// The `mailSent` value of one attempt.
+    public static func value(kind: String, result: String) -> String {
+        (kinds.contains(kind) ? kind : "other") + "," + result
+    }
 }
 
 /// How a sign-in attempt ended: the `result` label of

@@ -21,6 +21,10 @@ public struct MetricGauge: Sendable {
 public enum MetricsExposition {
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
+    /// Counter files of processes that serve no HTTP (the mail sender's,
+    /// `gatehouse-mailer`, counts under this endpoint name).
+    public static let backgroundProcesses: Set<String> = ["mailer"]
+
     /// Summed slots by endpoint, from every valid counter file in `directory`.
     public static func collect(directory: String) -> [String: [UInt64]] {
         var sums: [String: [UInt64]] = [:]
@@ -53,10 +57,13 @@ public enum MetricsExposition {
     public static func render(_ sums: [String: [UInt64]], gauges: [MetricGauge] = []) -> String {
         var text = ""
         let endpoints = sums.keys.sorted()
+        // Processes that answer no requests (the mail sender) count only
+        // their own families: no request or duration series for them.
+        let httpEndpoints = endpoints.filter { !backgroundProcesses.contains($0) }
         let labels = MetricCatalogue.statusCodes.map(String.init) + [MetricCatalogue.otherLabelValue]
 
         family(&text, "gatehouse_http_requests_total", "counter", "Requests answered by the responders, by endpoint and status code.")
-        for endpoint in endpoints {
+        for endpoint in httpEndpoints {
             let slots = sums[endpoint]!
             for (offset, code) in labels.enumerated() where slots[MetricCatalogue.statusBase + offset] > 0 {
                 text += "gatehouse_http_requests_total{endpoint=\"\(escaped(endpoint))\",code=\"\(code)\"} \(slots[MetricCatalogue.statusBase + offset])\n"
@@ -65,7 +72,7 @@ public enum MetricsExposition {
 
         family(&text, "gatehouse_http_request_duration_seconds", "histogram",
                "Time from accepting a request to its last byte written, by endpoint.")
-        for endpoint in endpoints {
+        for endpoint in httpEndpoints {
             let slots = sums[endpoint]!, name = escaped(endpoint)
             var cumulative: UInt64 = 0
             for (offset, bound) in MetricCatalogue.durationBuckets.enumerated() {
@@ -81,7 +88,9 @@ public enum MetricsExposition {
         for counter in CounterFamily.allCases {
             family(&text, counter.name, "counter", counter.help)
             let base = MetricCatalogue.familyBases[counter.rawValue]
-            let values = counter.label == nil ? [""] : counter.values + [MetricCatalogue.otherLabelValue]
+            // A family of two labels lists "other" among its own values.
+            let values = counter.label == nil ? [""]
+                : counter.values + (counter.labelNames.count > 1 ? [] : [MetricCatalogue.otherLabelValue])
             if counter.perEndpoint {
                 // Only the endpoints that count this family (the resource servers).
                 for endpoint in endpoints where values.indices.contains(where: { sums[endpoint]![base + $0] > 0 }) {
@@ -111,7 +120,9 @@ public enum MetricsExposition {
     static func series(_ family: CounterFamily, endpoint: String?, value: String) -> String {
         var labels: [String] = []
         if let endpoint { labels.append("endpoint=\"\(escaped(endpoint))\"") }
-        if let label = family.label { labels.append("\(label)=\"\(value)\"") }
+        for (label, part) in zip(family.labelNames, value.split(separator: ",", omittingEmptySubsequences: false)) {
+            labels.append("\(label)=\"\(part)\"")
+        }
         return family.name + (labels.isEmpty ? "" : "{" + labels.joined(separator: ",") + "}")
     }
 

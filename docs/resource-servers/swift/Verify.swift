@@ -14,6 +14,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Glibc
+import OutboundHTTPS
 import ResourceServer
 import SSOCore
 
@@ -30,7 +31,8 @@ struct Failure: Error {
 /// refreshed after an hour, refetched on an unknown kid at most once per
 /// 30 s, kept in `cachePath` across restarts when given.
 func signingKeys(issuer: String, caFile: String?, cachePath: String?) throws -> JWKSCache {
-    let client = HTTPSClient(caFile: caFile)  // trusts only caFile when given
+    // Only caFile when given (a development stack's CA), else the system's CAs.
+    let client = HTTPSClient(trust: caFile.map(OutboundTrust.only) ?? .system)
     let reply = try client.get(issuer + "/.well-known/openid-configuration")
     guard reply.status == 200, let discovery = try? JSON.decoder.decode(Discovery.self, from: Data(reply.body)) else {
         throw Failure(message: "no discovery document at \(issuer)")

@@ -52,6 +52,18 @@ final class TLSTestServer {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
+    /// A CA of its own in a folder of its own, which signed nothing this
+    /// server presents; nil when openssl failed.
+    static func makeUnrelatedCA() -> String? {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-ca-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let made = run("/usr/bin/openssl", in: folder, [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key",
+            "-out", "ca.pem", "-days", "2", "-subj", "/CN=Unrelated CA",
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"])
+        return made ? folder + "/ca.pem" : nil
+    }
+
     private static func run(_ executable: String, in folder: String, _ arguments: [String]) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -66,8 +78,10 @@ final class TLSTestServer {
 
     /// GET or HEAD of a file in the folder; /echo answers any method with the
     /// request as JSON; /no-content is a 204; /trickle promises 100 bytes
-    /// and sends one every 0.2 s. Always HTTP/1.0 with Content-Length, as the
-    /// client asks for.
+    /// and sends one every 0.2 s; /redirect is a 302 to /jwks.json and
+    /// /redirect-file one to file:///etc/passwd; /big-unannounced sends 4 KiB
+    /// without a Content-Length (to the end of the connection); /hits counts
+    /// the GETs of /jwks.json so far.
     private static let script = """
         import http.server, json, ssl, time
 
@@ -82,7 +96,24 @@ final class TLSTestServer {
                 pass
 
             def answer(self):
+                global hits
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.path == "/jwks.json":
+                    hits += 1
+                if self.path == "/hits":
+                    return self.reply(200, str(hits).encode())
+                if self.path in ("/redirect", "/redirect-file"):
+                    self.send_response(302)
+                    target = "/jwks.json" if self.path == "/redirect" else "file:///etc/passwd"
+                    self.send_header("Location", target)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if self.path == "/big-unannounced":
+                    self.send_response(200)
+                    self.end_headers()
+                    self.wfile.write(b"x" * 4096)
+                    return
                 if self.path == "/no-content":
                     return self.reply(204, b"")
                 if self.path == "/trickle":
@@ -116,6 +147,7 @@ final class TLSTestServer {
 
             do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = answer
 
+        hits = 0
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -1,4 +1,5 @@
-/// What an `HTTPSClient` exchange returned.
+/// What an `HTTPSClient` exchange returned: any status, a 3xx included
+/// (redirects are never followed).
 public struct HTTPSResponse: Sendable {
     public let status: Int
     /// Header names in lower case; a repeated header keeps its last value.
