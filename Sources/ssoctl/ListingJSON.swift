@@ -18,8 +18,9 @@ struct UserJSON: Encodable {
     let disabled: Bool
     let sub: String
     let email_verified: Bool
-    /// False for an invited account until its invitation sets a password.
-    let has_password: Bool
+    /// True for an invited account until its invitation sets a password
+    /// (no password signs in to it meanwhile).
+    let invitation_pending: Bool
 
     init(_ user: User) {
         email = user.email
@@ -28,7 +29,7 @@ struct UserJSON: Encodable {
         disabled = user.disabled
         sub = user.subject
         email_verified = user.emailVerified
-        has_password = user.hasPassword
+        invitation_pending = !user.hasPassword
     }
 }
 

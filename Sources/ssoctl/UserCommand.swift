@@ -179,7 +179,7 @@ struct UserCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List users.",
-            discussion: "--json: an array of {email, name, roles, disabled, sub, email_verified, has_password}, by email.")
+            discussion: "--json: an array of {email, name, roles, disabled, sub, email_verified, invitation_pending}, by email.")
         @Flag(help: "Print a JSON array of objects.") var json = false
 
         func run() throws {

@@ -357,7 +357,7 @@ def test_an_invitation_sets_the_first_password_and_verifies_the_address(journeys
     invited = stack.ssoctl("user", "invite", email, "--name", "Ivy Invited")
     assert invited.returncode == 0, invited.stderr
     entry = user_entry(stack, email)
-    assert entry["has_password"] is False and entry["email_verified"] is False
+    assert entry["invitation_pending"] is True and entry["email_verified"] is False
     again = stack.ssoctl("user", "invite", email, "--name", "Ivy Invited")
     assert again.returncode == 1 and "already exists" in again.stderr
 
@@ -373,7 +373,7 @@ def test_an_invitation_sets_the_first_password_and_verifies_the_address(journeys
     done = requests.post(stack.issuer + "/login/invitation", verify=stack.ca,
                          data={"token": token_of(url), "password": password, "confirm": password})
     assert done.status_code == 200 and "Your password is set" in done.text
-    assert user_entry(stack, email)["email_verified"] is True and user_entry(stack, email)["has_password"] is True
+    assert user_entry(stack, email)["email_verified"] is True and user_entry(stack, email)["invitation_pending"] is False
     _, signed_in = password_sign_in(stack, email, password)
     assert signed_in.status_code == 303 and signed_in.headers["Location"].startswith("myapp:auth/callback?")
     sent = [event for event in audit(stack, "invitation_sent") if event["user"] == email]
