@@ -83,6 +83,17 @@ struct GettingInPage {
             """, status: 410).logging("getting-in link refused: used, voided, expired or unknown")
     }
 
+    /// The email field of the forgot and sign-up forms, as the login page's.
+    func emailField(_ email: String) -> String {
+        """
+        <div class="field">
+                  <label for="email">\(html("login.email"))</label>
+                  <input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required \
+        value="\(HTMLEscaping.escape(email))">
+                </div>
+        """
+    }
+
     /// The new-password form of the reset and invitation links.
     func newPasswordForm(action: String, titleKey: String, token: String, email: String, error: PageText?, status: Int = 200) -> Response {
         response(titleKey, """

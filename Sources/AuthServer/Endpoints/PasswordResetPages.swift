@@ -94,11 +94,7 @@ enum PasswordResetPages {
               \(page.alert(error))
               <form method="post" action="\(GettingInResponder.forgotPath)">
                 \(page.carried)
-                <div class="field">
-                  <label for="email">\(page.html("login.email"))</label>
-                  <input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required \
-            value="\(HTMLEscaping.escape(email))">
-                </div>
+                \(page.emailField(email))
                 <button type="submit">\(page.html("forgot.submit"))</button>
               </form>
               \(page.backToSignIn)

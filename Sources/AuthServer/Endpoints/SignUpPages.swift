@@ -85,11 +85,7 @@ enum SignUpPages {
               \(page.alert(error))
               <form method="post" action="\(GettingInResponder.signUpPath)">
                 \(page.carried)
-                <div class="field">
-                  <label for="email">\(page.html("login.email"))</label>
-                  <input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required \
-            value="\(escape(email))">
-                </div>
+                \(page.emailField(email))
                 <div class="field">
                   <label for="name">\(page.html("signup.name"))</label>
                   <input id="name" name="name" type="text" autocomplete="name" required maxlength="200" value="\(escape(name))">
