@@ -62,7 +62,11 @@ let package = Package(
         // issuer's logic (AuthServer) links neither, so it cannot write SQL.
         .target(name: "IssuerStorageSQLite", dependencies: ["IssuerStorage", "SQLiteClient", "SSOCore"]),
         .target(name: "IssuerStoragePostgreSQL", dependencies: ["IssuerStorage", "PostgreSQLClient", "SSOCore"]),
-        .target(name: "AuthServer", dependencies: ["SSOCore", "IssuerStorage", "CQRencode"]),
+        // The common-password list is compiled in (embedInCode: no Bundle,
+        // no file to find at run time); its README says where it is from.
+        .target(name: "AuthServer", dependencies: ["SSOCore", "IssuerStorage", "CQRencode"],
+                exclude: ["Users/CommonPasswords/README.md"],
+                resources: [.embedInCode("Users/CommonPasswords/common-passwords.txt")]),
         // The composition root's helper: the only target that knows both
         // the issuer's logic and the backends.
         .target(name: "IssuerComposition", dependencies: ["AuthServer", "IssuerStorage", "IssuerStorageSQLite", "IssuerStoragePostgreSQL",

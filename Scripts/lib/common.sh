@@ -249,6 +249,8 @@ render_nginx_config() {
     text="${text//@@LOGIN_RATE@@/${GATEHOUSE_LOGIN_RATE:-10r/s}}"
     text="${text//@@TOKEN_RATE@@/${GATEHOUSE_TOKEN_RATE:-50r/s}}"
     text="${text//@@AUTHORIZE_RATE@@/${GATEHOUSE_AUTHORIZE_RATE:-30r/s}}"
+    text="${text//@@SIGNUP_RATE@@/${GATEHOUSE_SIGNUP_RATE:-10r/m}}"
+    text="${text//@@RESET_RATE@@/${GATEHOUSE_RESET_RATE:-10r/m}}"
     text="${text//@@LISTEN_ISSUER@@/$(listen_directives "$GATEHOUSE_BASE_PORT")}"
     text="${text//@@LISTEN_API_A@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 1)))}"
     text="${text//@@LISTEN_API_B@@/$(listen_directives $((GATEHOUSE_BASE_PORT + 2)))}"

@@ -52,6 +52,7 @@ public protocol IssuerReads {
     var loginThrottle: any LoginThrottleReads { get }
     var passkeys: any PasskeyReads { get }
     var mailOutbox: any MailOutboxReads { get }
+    var accountLinks: any AccountLinkReads { get }
 }
 
 /// Write access to every aggregate, inside one transaction.
@@ -75,4 +76,6 @@ public protocol IssuerWrites {
     var webAuthnChallenges: any WebAuthnChallengeStore { get }
     /// Queueing a message, and the sender's claims and outcomes.
     var mailOutbox: any MailOutboxStore { get }
+    /// The links mailed for sign-up, password reset and invitations.
+    var accountLinks: any AccountLinkStore { get }
 }

@@ -9,8 +9,14 @@ public struct User: Equatable, Sendable {
     public let passwordHash: String
     public let roles: [String]
     public let disabled: Bool
+    /// Whether the address is known to reach this person: true for accounts
+    /// an administrator made (`ssoctl user add`), an invitation's once its
+    /// link is used, and a sign-up's once its verification link is; false
+    /// for a sign-up until then. ID tokens and userinfo carry it as it is.
+    public let emailVerified: Bool
 
-    public init(id: Int64, subject: String, email: String, name: String, passwordHash: String, roles: [String], disabled: Bool) {
+    public init(id: Int64, subject: String, email: String, name: String, passwordHash: String, roles: [String], disabled: Bool,
+                emailVerified: Bool = true) {
         self.id = id
         self.subject = subject
         self.email = email
@@ -18,7 +24,12 @@ public struct User: Equatable, Sendable {
         self.passwordHash = passwordHash
         self.roles = roles
         self.disabled = disabled
+        self.emailVerified = emailVerified
     }
+
+    /// An invited account has no password until its invitation is used:
+    /// the stored hash is empty, which no password verifies.
+    public var hasPassword: Bool { !passwordHash.isEmpty }
 }
 
 /// A user to insert (the id is the database's).
@@ -29,14 +40,18 @@ public struct NewUser: Equatable, Sendable {
     public let passwordHash: String
     public let roles: [String]
     public let createdAt: Int64
+    /// False only for a sign-up, until its verification link is used.
+    public let emailVerified: Bool
 
-    public init(subject: String, email: String, name: String, passwordHash: String, roles: [String], createdAt: Int64) {
+    public init(subject: String, email: String, name: String, passwordHash: String, roles: [String], createdAt: Int64,
+                emailVerified: Bool = true) {
         self.subject = subject
         self.email = email
         self.name = name
         self.passwordHash = passwordHash
         self.roles = roles
         self.createdAt = createdAt
+        self.emailVerified = emailVerified
     }
 }
 
@@ -56,6 +71,9 @@ public protocol UserStore: UserReads {
     func insert(_ user: NewUser) throws -> User
     func setPasswordHash(_ hash: String, userID: Int64) throws
     func setDisabled(_ disabled: Bool, userID: Int64) throws
+    /// Marks `userID`'s address verified; true when it was not before (one
+    /// statement: of concurrent callers exactly one sees the change).
+    func markEmailVerified(userID: Int64) throws -> Bool
     /// Sets the name, the roles, or both of `userID` (nil keeps the stored
     /// value) and returns the user as it now is; nil, and nothing changed,
     /// when there is no such user.

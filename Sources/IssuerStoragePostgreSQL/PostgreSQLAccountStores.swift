@@ -6,7 +6,7 @@ final class PostgreSQLUserStore: UserStore {
     let connection: PostgreSQLConnection
     init(connection: PostgreSQLConnection) { self.connection = connection }
 
-    static let columns = "id, subject, email, name, password_hash, roles, disabled"
+    static let columns = "id, subject, email, name, password_hash, roles, disabled, email_verified"
 
     func find(email: String) throws -> User? {
         try connection.lookupOne("SELECT \(Self.columns) FROM users WHERE email_key = $1", [.text(EmailKey.of(email))]).map { Self.user($0) }
@@ -26,10 +26,10 @@ final class PostgreSQLUserStore: UserStore {
 
     func insert(_ user: NewUser) throws -> User {
         let row = try connection.queryOne("""
-            INSERT INTO users (subject, email, email_key, name, password_hash, roles, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
-            RETURNING \(Self.columns)
+            INSERT INTO users (subject, email, email_key, name, password_hash, roles, created_at, email_verified)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING \(Self.columns)
             """, [.text(user.subject), .text(user.email), .text(EmailKey.of(user.email)), .text(user.name), .text(user.passwordHash),
-                  .text(StoredList.encode(user.roles)), .integer(user.createdAt)])
+                  .text(StoredList.encode(user.roles)), .integer(user.createdAt), PostgreSQLValue(user.emailVerified)])
         return Self.user(row!)
     }
 
@@ -39,6 +39,10 @@ final class PostgreSQLUserStore: UserStore {
 
     func setDisabled(_ disabled: Bool, userID: Int64) throws {
         try connection.execute("UPDATE users SET disabled = $1 WHERE id = $2", [PostgreSQLValue(disabled), .integer(userID)])
+    }
+
+    func markEmailVerified(userID: Int64) throws -> Bool {
+        try connection.execute("UPDATE users SET email_verified = 1 WHERE id = $1 AND email_verified = 0", [.integer(userID)]) == 1
     }
 
     func update(name: String?, roles: [String]?, userID: Int64) throws -> User? {
@@ -56,7 +60,8 @@ final class PostgreSQLUserStore: UserStore {
     /// `columns`, from column `first` of `row` on.
     static func user(_ row: PostgreSQLRow, from first: Int = 0) -> User {
         User(id: row.int(first), subject: row.string(first + 1), email: row.string(first + 2), name: row.string(first + 3),
-             passwordHash: row.string(first + 4), roles: StoredList.decode(row.string(first + 5)), disabled: row.int(first + 6) != 0)
+             passwordHash: row.string(first + 4), roles: StoredList.decode(row.string(first + 5)), disabled: row.int(first + 6) != 0,
+             emailVerified: row.int(first + 7) != 0)
     }
 }
 

@@ -9,7 +9,7 @@ import PostgreSQLClient
 public enum PostgreSQLIssuerSchema {
     public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
                                                                     (6, version6), (7, version7), (8, version8), (9, version9),
-                                                                    (11, version11)]
+                                                                    (10, version10), (11, version11)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -331,6 +331,24 @@ public enum PostgreSQLIssuerSchema {
         );
         CREATE INDEX mail_outbox_due ON mail_outbox(next_attempt_at, id) WHERE sent_at IS NULL AND failed_at IS NULL;
         CREATE INDEX mail_outbox_recipient ON mail_outbox(recipient_key, created_at);
+        """
+
+    /// Getting in on one's own (as SQLite's migration 17): existing
+    /// accounts, all made by an administrator, keep `email_verified` true;
+    /// the mailed links, stored as the SHA-256 of their token.
+    static let version10 = """
+        ALTER TABLE users ADD COLUMN email_verified BIGINT NOT NULL DEFAULT 1;
+        CREATE TABLE account_links (
+            token_hash BYTEA PRIMARY KEY,
+            purpose TEXT NOT NULL,
+            user_id BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT,
+            pending_request TEXT
+        );
+        CREATE INDEX account_links_user ON account_links(user_id, purpose) WHERE used_at IS NULL;
+        CREATE INDEX account_links_expiry ON account_links(expires_at);
         """
 
     /// Recovery codes for TOTP accounts (as SQLite's migration 18): the

@@ -119,6 +119,7 @@ final class PostgreSQLStores {
     let passkeys: PostgreSQLPasskeyStore
     let webAuthnChallenges: PostgreSQLWebAuthnChallengeStore
     let mailOutbox: PostgreSQLMailOutboxStore
+    let accountLinks: PostgreSQLAccountLinkStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -141,6 +142,7 @@ final class PostgreSQLStores {
         passkeys = PostgreSQLPasskeyStore(connection: connection)
         webAuthnChallenges = PostgreSQLWebAuthnChallengeStore(connection: connection)
         mailOutbox = PostgreSQLMailOutboxStore(connection: connection)
+        accountLinks = PostgreSQLAccountLinkStore(connection: connection)
     }
 
     struct Reads: IssuerReads {
@@ -160,6 +162,7 @@ final class PostgreSQLStores {
         var loginThrottle: any LoginThrottleReads { stores.throttle }
         var passkeys: any PasskeyReads { stores.passkeys }
         var mailOutbox: any MailOutboxReads { stores.mailOutbox }
+        var accountLinks: any AccountLinkReads { stores.accountLinks }
     }
 
     struct Writes: IssuerWrites {
@@ -182,5 +185,6 @@ final class PostgreSQLStores {
         var passkeys: any PasskeyStore { stores.passkeys }
         var webAuthnChallenges: any WebAuthnChallengeStore { stores.webAuthnChallenges }
         var mailOutbox: any MailOutboxStore { stores.mailOutbox }
+        var accountLinks: any AccountLinkStore { stores.accountLinks }
     }
 }

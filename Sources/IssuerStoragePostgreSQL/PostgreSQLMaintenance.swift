@@ -28,6 +28,7 @@ struct PostgreSQLMaintenance: StorageMaintenance {
                 """, [.integer(now - policy.endedSessionRetention), .integer(now)]),
             ("mail_outbox", "sent_at <= $1 OR failed_at <= $2",
              [.integer(now - policy.sentMailRetention), .integer(now - policy.failedMailRetention)]),
+            ("account_links", "expires_at <= $1", [.integer(now)]),
         ]
     }
 

@@ -20,7 +20,7 @@ final class PostgreSQLSSOSessionStore: SSOSessionStore {
 
     func liveSignIn(sid: String, now: Int64) throws -> LiveSignIn? {
         try connection.lookupOne("""
-            SELECT \(Self.liveColumns), u.id, u.subject, u.email, u.name, u.password_hash, u.roles, u.disabled
+            SELECT \(Self.liveColumns), u.id, u.subject, u.email, u.name, u.password_hash, u.roles, u.disabled, u.email_verified
             FROM sso_sessions s JOIN users u ON u.id = s.user_id
             WHERE s.sid = $1 AND s.ended_at IS NULL AND s.expires_at > $2 AND u.disabled = 0
             """, [.text(sid), .integer(now)]).map { LiveSignIn(session: Self.session($0), user: PostgreSQLUserStore.user($0, from: 5)) }

@@ -24,6 +24,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.clientDisplayNames,
         IssuerMigrations.clientRegistrations,
         IssuerMigrations.mailOutbox,
+        IssuerMigrations.accountLinks,
         IssuerMigrations.recoveryCodes,
     ]
 

@@ -74,6 +74,7 @@ final class SQLiteStores {
     let passkeyStore: SQLitePasskeyStore
     let webAuthnChallengeStore: SQLiteWebAuthnChallengeStore
     let mailOutboxStore: SQLiteMailOutboxStore
+    let accountLinkStore: SQLiteAccountLinkStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -97,6 +98,7 @@ final class SQLiteStores {
         passkeyStore = SQLitePasskeyStore(database: database)
         webAuthnChallengeStore = SQLiteWebAuthnChallengeStore(database: database)
         mailOutboxStore = SQLiteMailOutboxStore(database: database)
+        accountLinkStore = SQLiteAccountLinkStore(database: database)
     }
 
     struct Reads: IssuerReads {
@@ -116,6 +118,7 @@ final class SQLiteStores {
         var loginThrottle: any LoginThrottleReads { stores.throttleStore }
         var passkeys: any PasskeyReads { stores.passkeyStore }
         var mailOutbox: any MailOutboxReads { stores.mailOutboxStore }
+        var accountLinks: any AccountLinkReads { stores.accountLinkStore }
     }
 
     struct Writes: IssuerWrites {
@@ -138,5 +141,6 @@ final class SQLiteStores {
         var passkeys: any PasskeyStore { stores.passkeyStore }
         var webAuthnChallenges: any WebAuthnChallengeStore { stores.webAuthnChallengeStore }
         var mailOutbox: any MailOutboxStore { stores.mailOutboxStore }
+        var accountLinks: any AccountLinkStore { stores.accountLinkStore }
     }
 }

@@ -40,6 +40,9 @@ struct SQLiteMaintenance: StorageMaintenance {
             // month; mail still on its way is never swept.
             ("mail_outbox", "sent_at <= ? OR failed_at <= ?",
              [.integer(now - policy.sentMailRetention), .integer(now - policy.failedMailRetention)]),
+            // A mailed link is worthless once expired (used and voided ones
+            // included: they were refused by their use, and are by expiry now).
+            ("account_links", "expires_at <= ?", [.integer(now)]),
         ]
     }
 

@@ -29,7 +29,7 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
             """, [.text(sid), .integer(now)]).map { LiveSignIn(session: Self.session($0), user: SQLiteUserStore.user($0, from: 5)) }
     }
 
-    static let userColumns = "u.id, u.subject, u.email, u.name, u.password_hash, u.roles, u.disabled"
+    static let userColumns = "u.id, u.subject, u.email, u.name, u.password_hash, u.roles, u.disabled, u.email_verified"
     static let listingColumns = """
         s.sid, s.user_id, u.email, s.auth_time, s.created_at, s.expires_at, s.ended_at, s.amr, u.disabled, s.created_ip, s.user_agent
         """

@@ -7,7 +7,7 @@ final class SQLiteUserStore: UserStore {
     let database: SQLiteDatabase
     init(database: SQLiteDatabase) { self.database = database }
 
-    static let columns = "id, subject, email, name, password_hash, roles, disabled"
+    static let columns = "id, subject, email, name, password_hash, roles, disabled, email_verified"
 
     func find(email: String) throws -> User? {
         try database.queryOne("SELECT \(Self.columns) FROM users WHERE email = ?", [.text(email)]).map { Self.user($0) }
@@ -27,9 +27,10 @@ final class SQLiteUserStore: UserStore {
 
     func insert(_ user: NewUser) throws -> User {
         let row = try database.queryOne("""
-            INSERT INTO users (subject, email, name, password_hash, roles, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING \(Self.columns)
+            INSERT INTO users (subject, email, name, password_hash, roles, created_at, email_verified) VALUES (?, ?, ?, ?, ?, ?, ?)
+            RETURNING \(Self.columns)
             """, [.text(user.subject), .text(user.email), .text(user.name), .text(user.passwordHash), .text(StoredList.encode(user.roles)),
-                  .integer(user.createdAt)])
+                  .integer(user.createdAt), SQLiteValue(user.emailVerified)])
         return Self.user(row!)
     }
 
@@ -39,6 +40,10 @@ final class SQLiteUserStore: UserStore {
 
     func setDisabled(_ disabled: Bool, userID: Int64) throws {
         try database.execute("UPDATE users SET disabled = ? WHERE id = ?", [SQLiteValue(disabled), .integer(userID)])
+    }
+
+    func markEmailVerified(userID: Int64) throws -> Bool {
+        try database.execute("UPDATE users SET email_verified = 1 WHERE id = ? AND email_verified = 0", [.integer(userID)]) == 1
     }
 
     func update(name: String?, roles: [String]?, userID: Int64) throws -> User? {
@@ -56,7 +61,8 @@ final class SQLiteUserStore: UserStore {
     /// `columns`, from column `first` of `row` on.
     static func user(_ row: SQLiteRow, from first: Int = 0) -> User {
         User(id: row.int(first), subject: row.string(first + 1), email: row.string(first + 2), name: row.string(first + 3),
-             passwordHash: row.string(first + 4), roles: StoredList.decode(row.string(first + 5)), disabled: row.int(first + 6) != 0)
+             passwordHash: row.string(first + 4), roles: StoredList.decode(row.string(first + 5)), disabled: row.int(first + 6) != 0,
+             emailVerified: row.int(first + 7) != 0)
     }
 }
 

@@ -17,6 +17,10 @@ struct UserJSON: Encodable {
     let roles: [String]
     let disabled: Bool
     let sub: String
+    let email_verified: Bool
+    /// True for an invited account until its invitation sets a password
+    /// (no password signs in to it meanwhile).
+    let invitation_pending: Bool
 
     init(_ user: User) {
         email = user.email
@@ -24,6 +28,8 @@ struct UserJSON: Encodable {
         roles = user.roles
         disabled = user.disabled
         sub = user.subject
+        email_verified = user.emailVerified
+        invitation_pending = !user.hasPassword
     }
 }
 

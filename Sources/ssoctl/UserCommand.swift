@@ -1,12 +1,13 @@
 import ArgumentParser
 import AuthServer
 import IssuerStorage
+import SSOCore
 
 struct UserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Add, change, disable, unlock, delete and list users; enrol or remove TOTP.",
         discussion: "EMAIL finds the account whatever the case of its ASCII letters; one with a control character is refused.",
-        subcommands: [Add.self, Passwd.self, Update.self, Disable.self, Enable.self, Unlock.self, Delete.self, List.self,
+        subcommands: [Add.self, Invite.self, Passwd.self, Update.self, Disable.self, Enable.self, Unlock.self, Delete.self, List.self,
                       TOTPCommand.self, PasskeysCommand.self])
 
     struct Add: ParsableCommand {
@@ -23,6 +24,31 @@ struct UserCommand: ParsableCommand {
             let user = attempt { try context.users.add(email: email, name: name, password: password, roles: role.isEmpty ? ["user"] : role) }
             AdminAudit.changed("user add", target: user.email, user: user.email)
             print("added user \(user.email) (sub \(user.subject))")
+        }
+    }
+
+    struct Invite: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Invite a user: an account without a password, and a mail with a link (7 days, once) to choose one.",
+            discussion: """
+                Works whatever GATEHOUSE_SIGNUP says. The mail is queued in the database and sent by the mail sender; its \
+                texts are in --language (default: the pages' default language). Once the password is set, the address \
+                counts as verified. Refused, with nothing written, for an address that has an account.
+                """)
+        @Argument(help: "The user's email address (their login name).") var email: String
+        @Option(help: "The user's full name.") var name: String
+        @Option(help: "The language of the mail (en, de, ...).") var language: String?
+
+        func run() throws {
+            let context = try Context.open()
+            let catalogue = attempt {
+                try MessageCatalogue.load(directory: context.config.messagesDirectory, defaultLanguage: context.config.brand.defaultLanguage)
+            }
+            let messages = catalogue.messages(language ?? catalogue.defaultLanguage)
+            let user = attempt { try context.services.gettingIn.invite(email: email, name: name, messages: messages) }
+            AdminAudit.changed("user invite", target: user.email, user: user.email)
+            SecurityEvents.invitationSent(user: user.email, actor: AdminAudit.actor)
+            print("invited \(user.email) (sub \(user.subject)); the mail is queued")
         }
     }
 
@@ -153,15 +179,16 @@ struct UserCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List users.",
-            discussion: "--json: an array of {email, name, roles, disabled, sub}, by email.")
+            discussion: "--json: an array of {email, name, roles, disabled, sub, email_verified, invitation_pending}, by email.")
         @Flag(help: "Print a JSON array of objects.") var json = false
 
         func run() throws {
             let context = try Context.open()
             let users = attempt { try context.users.list() }
             if json { return printJSON(users.map(UserJSON.init)) }
-            printTable(["EMAIL", "NAME", "ROLES", "STATE", "SUB"],
-                       users.map { [$0.email, $0.name, $0.roles.joined(separator: ","), $0.disabled ? "disabled" : "active", $0.subject] })
+            printTable(["EMAIL", "NAME", "ROLES", "STATE", "VERIFIED", "SUB"],
+                       users.map { [$0.email, $0.name, $0.roles.joined(separator: ","), $0.disabled ? "disabled" : "active",
+                                    $0.emailVerified ? "yes" : "no", $0.subject] })
         }
     }
 }

@@ -86,7 +86,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
     // MARK: Every page, built with the real catalogues
 
     static let keyPattern = try! NSRegularExpression(
-        pattern: "(?<![\\w/.-])(?:account|sessions|totp|password|logout|error|passkeys|brand|login|otp|confirm|delete)\\.[a-z_]+(?![\\w.-])")
+        pattern: "(?<![\\w/.-])(?:account|sessions|totp|password|password_rule|logout|error|passkeys|brand|login|otp|getting_in|forgot|reset|signup|verify|unverified|invitation|mail|confirm|delete)\\.[a-z_]+(?![\\w.-])")
 
     /// No text of the page is a key (a key the catalogue lacks shows as itself).
     func assertNoKey(_ html: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
@@ -137,6 +137,27 @@ final class PageLanguageTests: SessionEndpointsTestCase {
             ("logout confirmation", LogoutPages.confirm(fields: [("confirm", "x")], app: nil, messages).bodyText),
             ("logout confirmation for an app", LogoutPages.confirm(fields: [("confirm", "x")], app: "Demo", messages).bodyText),
         ]
+        // The getting-in pages, with and without the login page's `req`.
+        for req in [nil, "req-token"] {
+            let page = GettingInPage(messages: messages, req: req)
+            pages += [
+                ("forgot form", PasswordResetPages.forgotForm(page, email: "a@example.com", error: PageText("signup.invalid_email")).bodyText),
+                ("check your email", page.checkYourEmail("a@example.com").bodyText),
+                ("invalid link", page.invalidLink(again: "/login/forgot", againKey: "reset.ask_again").bodyText),
+                ("reset form", page.newPasswordForm(action: "/login/reset", titleKey: "reset.title", token: "t", email: "a@example.com",
+                                                    error: PageText("password_rule.common")).bodyText),
+                ("invitation form", page.newPasswordForm(action: "/login/invitation", titleKey: "invitation.title", token: "t",
+                                                         email: "a@example.com", error: PageText("getting_in.mismatch")).bodyText),
+                ("sign-up form", SignUpPages.form(page, email: "a@example.com", name: "A", error: PageText("password_rule.email")).bodyText),
+            ]
+        }
+        let step = LoginStep(cookieSecret: "c", formToken: "f", address: "192.0.2.1", clientID: "app", messages: messages)
+        pages.append(("unverified sign-in", SignUpPages.unverified(email: "a@example.com", step: step).bodyText))
+        for text in ["verify.title", "verify.lead", "verify.submit", "verify.done", "verify.done_title", "verify.sign_in_to_resend", "reset.done",
+                     "invitation.done", "signup.closed_title", "signup.closed_lead", "signup.invalid_name", "password_rule.too_short",
+                     "password_rule.too_long", "login.forgot", "login.create_account"] {
+            pages.append(("text \(text)", messages.html(text)))
+        }
         for notice in AccountPage.notices.keys.sorted() {
             let line = AccountPage.noticeLine(notice, messages)
             XCTAssertFalse(line.isEmpty, notice)

@@ -17,6 +17,22 @@ final class SQLiteIssuerSchemaTests: XCTestCase {
         XCTAssertEqual(try database.queryOne("PRAGMA journal_mode")?.string(0), "wal")
     }
 
+    /// Migration 17: every account made before it was made by an
+    /// administrator and said `email_verified: true`; it keeps saying so.
+    func testAccountsFromBeforeMigration17KeepTheirAddressVerified() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-schema-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/gatehouse.sqlite"
+        let old = try SQLiteDatabase(path: path)
+        _ = try Migrator.migrate(old, component: "issuer", migrations: Array(SQLiteIssuerSchema.migrations.prefix(16)))
+        try old.execute("INSERT INTO users (subject, email, name, password_hash, roles, created_at) VALUES ('s', 'old@example.com', 'Old', 'h', 'user', 1)")
+        let database = try SQLiteIssuerSchema.open(path: path)
+        XCTAssertEqual(try database.queryOne("SELECT email_verified FROM users WHERE email = 'old@example.com'")?.int(0), 1)
+        XCTAssertEqual(try database.queryOne("SELECT version FROM schema_migrations WHERE component = 'issuer'")?.int(0),
+                       Int64(SQLiteIssuerSchema.migrations.last!.version), "every later migration applied too")
+    }
+
     /// The outbox's claim, backlog and per-address count read their indexes
     /// (a partial one of the open messages, in the claim's order; one by
     /// recipient key and time), never the whole table of delivered mail.

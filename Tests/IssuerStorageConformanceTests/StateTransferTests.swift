@@ -16,9 +16,9 @@ final class StateTransferTests: XCTestCase {
     /// copy test shows it arrives.
     static let fixture: [(table: String, sql: String)] = [
         ("users", """
-            INSERT INTO users (id, subject, email, name, password_hash, roles, disabled, created_at)
-            VALUES (5, 'sub-alice', 'Alice@Example.com', 'Alice', 'scrypt$hash', 'user admin', 0, 10),
-                   (9, 'sub-bob', 'bob@example.com', 'Bob', 'scrypt$hash2', 'user', 1, 11)
+            INSERT INTO users (id, subject, email, name, password_hash, roles, disabled, created_at, email_verified)
+            VALUES (5, 'sub-alice', 'Alice@Example.com', 'Alice', 'scrypt$hash', 'user admin', 0, 10, 1),
+                   (9, 'sub-bob', 'bob@example.com', 'Bob', 'scrypt$hash2', 'user', 1, 11, 0)
             """),
         ("apis", "INSERT INTO apis (audience, name, created_at) VALUES ('https://api.example', 'API', 12)"),
         ("api_scopes", "INSERT INTO api_scopes (scope, audience) VALUES ('api:read', 'https://api.example')"),
@@ -78,6 +78,11 @@ final class StateTransferTests: XCTestCase {
             VALUES (3, 'verification', 'Alice@Example.com', 'alice@example.com', x'00FF0D0A5375626A6563740080', 32, 40, 2, 100, 'node-1',
                     NULL, NULL, '421 4.3.2 busy'),
                    (7, 'notice', 'bob@example.com', 'bob@example.com', x'42', 33, 33, 1, NULL, 'node-1', 34, NULL, NULL)
+            """),
+        ("account_links", """
+            INSERT INTO account_links (token_hash, purpose, user_id, created_at, expires_at, used_at, pending_request)
+            VALUES (x'00A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1', 'verification', 9, 30, 9000000000, NULL, 'req-1'),
+                   (x'B2', 'password_reset', 5, 31, 9000000000, 32, NULL)
             """),
     ]
 
@@ -168,6 +173,13 @@ final class StateTransferTests: XCTestCase {
         XCTAssertEqual(alice.id, 5, "ids are kept: every other table refers to them")
         XCTAssertEqual(alice.roles, ["user", "admin"])
         XCTAssertEqual(try storage.read.users.find(id: 9)?.disabled, true)
+        XCTAssertEqual(try storage.read.users.find(id: 9)?.emailVerified, false, "an unverified sign-up stays unverified")
+        XCTAssertEqual(alice.emailVerified, true)
+        // The mailed links: the hash's bytes exact, a used one still used.
+        let linkHash: [UInt8] = [0x00] + [UInt8](repeating: 0xA1, count: 31)
+        XCTAssertEqual(try storage.read.accountLinks.live(tokenHash: linkHash, purpose: .verification, now: 40),
+                       AccountLink(purpose: .verification, userID: 9, expiresAt: 9_000_000_000, pendingRequest: "req-1"))
+        XCTAssertNil(try storage.read.accountLinks.live(tokenHash: [0xB2], purpose: .passwordReset, now: 40), "used stays used")
         XCTAssertEqual(try storage.read.signingKeys.all().map(\.kid), ["kid-new", "kid-old"], "order kept")
         XCTAssertEqual(try storage.read.signingKeys.privateKeyPEM(kid: "kid-new"), Array("private new".utf8),
                        "the key file, sealed under the master key")

@@ -45,10 +45,13 @@ def test_a_password_change_needs_the_current_password_and_ends_the_other_sign_in
 
     for current, new, confirm, notice in ((password + "x", "new password 1", None, "password_wrong"),
                                           (password, "new password 1", "new password 2", "password_mismatch"),
-                                          (password, "short", None, "password_weak")):
+                                          (password, "short", None, "password_too_short"),
+                                          (password, "baseball", None, "password_common"),
+                                          (password, email.upper(), None, "password_email")):
         refused = change(stack, here, current, new, confirm)
         assert refused.status_code == 303 and refused.headers["Location"] == "/account?done=" + notice, refused.text
     assert "The current password is wrong." in here.get(stack.issuer + "/account?done=password_wrong").text
+    assert "10,000 most common" in here.get(stack.issuer + "/account?done=password_common").text
     # Nothing changed yet: the old password still signs in, both sign-ins live.
     signed_in(stack, email, password)
     assert refreshes(stack, there_tokens)

@@ -72,6 +72,9 @@ EXPECTED_OPERATIONS = {
     "GET /logout", "POST /logout",
     # the login page's passkey sign-in
     "POST /login/passkey/options", "POST /login/passkey",
+    # getting in: sign-up, verification, password reset, invitations
+    "GET /login/forgot", "POST /login/forgot", "GET /login/reset", "POST /login/reset", "GET /login/signup", "POST /login/signup",
+    "GET /login/verify", "POST /login/verify", "POST /login/verify/resend", "GET /login/invitation", "POST /login/invitation",
     # the account page
     "GET /account", "HEAD /account", "GET /account/callback", "POST /account/passkeys/options", "POST /account/passkeys",
     "POST /account/passkeys/remove", "POST /account/passkeys/rename", "POST /account/sessions/end", "POST /account/sessions/end-all",
@@ -587,7 +590,7 @@ def test_password_and_totp_answers_of_the_real_flows_are_documented(stack):
     back(post(issuer + "/account/password", data={"csrf": csrf, "current": password}), "password_missing")
     back(change(password, new_password, new_password + "x"), "password_mismatch")
     back(change("not-" + password, new_password, new_password), "password_wrong")
-    back(change(password, "short", "short"), "password_weak")
+    back(change(password, "short", "short"), "password_too_short")
     back(change(password, new_password, new_password), "password_changed")
     assert get(issuer + "/account", params={"done": "password_changed"}).status_code == 200
     back(change(password, new_password, new_password), "password_wrong")  # the old one no longer counts

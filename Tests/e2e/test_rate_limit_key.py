@@ -113,4 +113,11 @@ def test_rate_limits_count_ipv6_clients_by_their_64_and_ipv4_clients_by_address(
 def test_every_zone_of_both_layouts_uses_the_shared_key():
     for layout, path in LAYOUTS.items():
         keys = re.findall(r"^\s*limit_req_zone\s+(\S+)", path.read_text(), re.MULTILINE)
-        assert keys and set(keys) == {"$gatehouse_rate_limit_key"}, (layout, keys)
+        assert keys and "$gatehouse_rate_limit_key" in keys, (layout, keys)
+        # The mail-sending forms' zones count posts only, by the same key.
+        assert set(keys) <= {"$gatehouse_rate_limit_key", "$gatehouse_form_post_key"}, (layout, keys)
+    snippet = (ROOT / "deploy" / "nginx" / "snippets" / SNIPPET_NAME).read_text()
+    post_key = re.search(r"map \$request_method \$gatehouse_form_post_key \{([^}]*)\}", snippet)
+    assert post_key, "the snippet defines $gatehouse_form_post_key"
+    entries = dict(line.split() for line in post_key.group(1).strip().splitlines())
+    assert entries == {"POST": "$gatehouse_rate_limit_key;", "default": '"";'}, entries

@@ -198,10 +198,12 @@ def test_list_commands_print_json_arrays_without_secrets(stack):
 
     users = json.loads(ok(stack, "user", "list", "--json"))
     assert isinstance(users, list) and users
-    assert all(set(user) == {"email", "name", "roles", "disabled", "sub"} for user in users)
+    assert all(set(user) == {"email", "name", "roles", "disabled", "sub", "email_verified", "invitation_pending"} for user in users)
     assert [user["email"] for user in users] == sorted((user["email"] for user in users), key=str.lower)
     mine = [user for user in users if user["email"] == email][0]
     assert mine["roles"] == ["user"] and mine["disabled"] is False and mine["name"] == "Security Test"
+    # `ssoctl user add` accounts are verified and have a password.
+    assert mine["email_verified"] is True and mine["invitation_pending"] is False
 
     keys = json.loads(ok(stack, "keys", "list", "--json"))
     assert keys and all(set(key) == {"kid", "state", "created_at", "activates_at", "retired_at"} for key in keys)

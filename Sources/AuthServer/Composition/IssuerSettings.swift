@@ -16,20 +16,39 @@ public struct IssuerSettings: Sendable {
     /// `GATEHOUSE_BRAND_NAME`: what users see the issuer called outside its
     /// pages too (the authenticator app's entry, the passkey dialog).
     public var brandName: String
+    /// `GATEHOUSE_SIGNUP`: whether the login page offers "Create an account".
+    public var signup: SignupMode
+    /// `GATEHOUSE_MAIL_FROM`, else `no-reply@` the issuer's host.
+    public var mailFrom: String
 
     public init(issuer: String, lifetimes: TokenLifetimes, dpopNonceRequired: Bool = true, requirePushedAuthorizationRequests: Bool = false,
-                brandName: String = BrandSettings.standardName) {
+                brandName: String = BrandSettings.standardName, signup: SignupMode = .closed, mailFrom: String? = nil) {
         self.issuer = issuer
         self.lifetimes = lifetimes
         self.dpopNonceRequired = dpopNonceRequired
         self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
         self.brandName = brandName
+        self.signup = signup
+        self.mailFrom = mailFrom ?? "no-reply@" + Self.host(of: issuer)
     }
 
     public init(config: GatehouseConfig) {
         self.init(issuer: config.issuer, lifetimes: TokenLifetimes(config: config), dpopNonceRequired: config.dpopNonceRequired,
-                  requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests, brandName: config.brand.name)
+                  requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests, brandName: config.brand.name,
+                  signup: config.signup, mailFrom: config.mailFrom)
     }
+
+    /// The host of an https origin (`https://id.example.com:8443` →
+    /// `id.example.com`): the configuration has checked its form.
+    static func host(of origin: String) -> String {
+        var rest = Substring(origin)
+        if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
+        if let colon = rest.lastIndex(of: ":"), !rest.hasPrefix("[") { rest = rest[..<colon] }
+        return String(rest)
+    }
+
+    /// The issuer's host, the right-hand side of its mails' Message-IDs.
+    public var host: String { Self.host(of: issuer) }
 }
 
 /// Seconds each credential lives.

@@ -47,9 +47,9 @@ struct AccountPasswordChange {
         }
         do {
             try accountChanges.changeOwnPassword(of: user, to: password, keepingSID: signedIn.session.sid)
-        } catch is ValidationError {
+        } catch let refusal as PasswordRefusal {
             if let attempt { try selfService.settle(attempt) }
-            return AccountResponder.back("password_weak", "the new password does not meet the rules")
+            return AccountResponder.back("password_" + refusal.reason.rawValue, "the new password does not meet the rules: \(refusal)")
         }
         if let attempt { try selfService.settle(attempt) }
         SecurityEvents.passwordChanged(user: user.email, ip: address, sid: signedIn.session.sid)

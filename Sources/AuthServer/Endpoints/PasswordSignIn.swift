@@ -59,6 +59,12 @@ struct PasswordSignIn {
             step.record(.disabled, user: user)
             return step.passwordPage(error: "invalid_credentials", email: email).logging("sign-in failed: user \(user.id) is disabled")
         }
+        // A sign-up's address is verified before the account signs in
+        // (after the password: only its owner learns it is unverified).
+        guard user.emailVerified else {
+            step.record(.unverifiedEmail, user: user)
+            return SignUpPages.unverified(email: user.email, step: step).logging("sign-in refused: user \(user.id) has not verified the address")
+        }
         if try totp.isEnrolled(userID: user.id) {
             try throttle.passedFirstFactor(attempt)
             guard try marks.mark(cookieSecret: step.cookieSecret, userID: user.id) else { return step.expiredPage }

@@ -11,8 +11,9 @@ import SSOCore
 /// - Claims come from the users table as it is now, not from the token, so
 ///   a changed name or address shows at once (OIDC Core §5.3.2 lets
 ///   userinfo return current values).
-/// - `email_verified` is true: accounts are created by the operator with
-///   `ssoctl`, which is the verification (as in the ID token).
+/// - `email_verified` is the account's as it is now (as in the ID token):
+///   true for accounts an administrator made or invited, and for a sign-up
+///   once its verification link was used.
 public final class UserInfoResponder: OneEndpointGroup {
     public static let path = "/userinfo"
     public let served: SingleEndpoint
@@ -49,7 +50,7 @@ struct UserInfo {
         // name with scope "profile".
         let body = Body(sub: user.subject,
                         email: scopes.contains("email") ? user.email : nil,
-                        email_verified: scopes.contains("email") ? true : nil,
+                        email_verified: scopes.contains("email") ? user.emailVerified : nil,
                         name: scopes.contains("profile") ? user.name : nil)
         return try .json(body)
     }

@@ -23,6 +23,7 @@ import SSOCore
 /// | `recovery_codes_renewed` | the user made a new set of recovery codes on /account |
 /// | `account_deleted` | the user erased their own account on /account |
 /// | `session_ended`, `signed_out_everywhere` | the user signed out one of their sessions, or all of them, on /account |
+/// | `signup`, `email_verified`, `password_reset_requested`, `password_reset`, `invitation_sent`, `invitation_accepted` | the getting-in journeys (GettingInEvents.swift) |
 public enum SecurityEvents {
     public static func signIn(_ result: LoginResult, user: User?, client: String?, ip: String, sid: String? = nil) {
         Metrics.count(.logins, result.rawValue)

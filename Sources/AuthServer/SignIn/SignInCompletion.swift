@@ -30,6 +30,10 @@ public struct SignInCompletion {
         case passwordAndRecoveryCode(hash: [UInt8], LoginAttempt)
         /// A verified passkey assertion.
         case passkey
+        /// A sign-up's verification link, used in the browser whose pending
+        /// sign-in the sign-up began in (GettingIn.verify compared it): the
+        /// password was chosen in this sign-in, the link proves the address.
+        case verifiedAddress
     }
 
     /// The pending request's browser, for the session it makes.
@@ -105,7 +109,7 @@ public struct SignInCompletion {
             guard try tx.totp.useRecoveryCode(userID: user.id, hash: hash) else { throw Abandon(outcome: .codeAlreadyUsed) }
             try throttle.succeeded(attempt, tx)
             return try marks.consume(cookieSecret: browser.cookieSecret, userID: user.id, tx)
-        case .passkey:
+        case .passkey, .verifiedAddress:
             return try pending.consume(cookieSecret: browser.cookieSecret, tx)
         }
     }

@@ -134,7 +134,7 @@ public final class TokenIssuer {
         var claims = IDTokenClaims(
             iss: settings.issuer, sub: grant.user.subject, aud: grant.clientID, exp: now + Int64(settings.lifetimes.idToken), iat: now,
             auth_time: grant.authTime, nonce: grant.nonce, sid: grant.sid, email: email ? grant.user.email : nil,
-            email_verified: email ? true : nil, name: grant.scope.contains("profile") ? grant.user.name : nil,
+            email_verified: email ? grant.user.emailVerified : nil, name: grant.scope.contains("profile") ? grant.user.name : nil,
             amr: grant.amr, acr: AuthenticationMethods.acr(for: grant.amr))
         claims.di_hash = grant.diHash
         claims.ds_hash = grant.dsHash

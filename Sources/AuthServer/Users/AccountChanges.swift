@@ -52,7 +52,7 @@ public final class AccountChanges {
     @discardableResult
     public func changePassword(email: String, password: String, cleanup: CompromisedAccountCleanup = .init()) throws -> AccountChangeResult {
         let user = try users.existing(email: email)
-        let hash = try users.newPasswordHash(password)
+        let hash = try users.newPasswordHash(password, email: user.email)
         return try storage.write { tx in
             try tx.users.setPasswordHash(hash, userID: user.id)
             var result = try endSignIns(of: user, tx)
@@ -145,7 +145,7 @@ public final class AccountChanges {
     /// was checked by the caller.
     @discardableResult
     public func changeOwnPassword(of user: User, to password: String, keepingSID: String) throws -> [String] {
-        let hash = try users.newPasswordHash(password)
+        let hash = try users.newPasswordHash(password, email: user.email)
         return try storage.write { tx in
             try tx.users.setPasswordHash(hash, userID: user.id)
             let now = clock()

@@ -17,7 +17,7 @@ public final class UserAccounts {
     public func add(email: String, name: String, password: String, roles: [String] = ["user"]) throws -> User {
         try Self.validate(email: email)
         try Self.validate(name: name)
-        try Self.validate(password: password)
+        try Self.validate(password: password, email: email)
         try Self.validate(roles: roles)
         let hash = try hasher.hash(password: password)
         return try storage.write { tx in
@@ -50,10 +50,11 @@ public final class UserAccounts {
     public func find(subject: String) throws -> User? { try storage.read.users.find(subject: subject) }
     public func list() throws -> [User] { try storage.read.users.list() }
 
-    /// Hashes a new password after checking the password rules; slow
-    /// (scrypt), so it runs before any write unit is opened.
-    func newPasswordHash(_ password: String) throws -> String {
-        try Self.validate(password: password)
+    /// Hashes a new password for the account `email` after checking the
+    /// password rules; slow (scrypt), so it runs before any write unit is
+    /// opened.
+    func newPasswordHash(_ password: String, email: String) throws -> String {
+        try Self.validate(password: password, email: email)
         return try hasher.hash(password: password)
     }
 
@@ -74,11 +75,10 @@ public final class UserAccounts {
         else { throw ValidationError("the name must be 1 to 200 printable characters") }
     }
 
-    /// NIST SP 800-63B §5.1.1.2: at least 8 characters; a generous upper
-    /// bound keeps one login from hashing megabytes.
-    static func validate(password: String) throws {
-        guard password.count >= 8 else { throw ValidationError("the password must have at least 8 characters") }
-        guard password.utf8.count <= 1024 else { throw ValidationError("the password must be at most 1024 bytes") }
+    /// PasswordPolicy's rules: a PasswordRefusal, which `ssoctl` prints
+    /// (exit 1) and the forms show by its message key.
+    static func validate(password: String, email: String) throws {
+        try PasswordPolicy.check(password, email: email)
     }
 
     static func validate(roles: [String]) throws {

@@ -53,6 +53,11 @@ public struct GatehouseConfig: Sendable {
     public var pagesDirectory: String
     /// Product name, logo, colours, default language (README "Branding and languages").
     public var brand: BrandSettings
+    /// `GATEHOUSE_SIGNUP`: closed (the default), invite or open.
+    public var signup: SignupMode
+    /// `GATEHOUSE_MAIL_FROM`: the From address of the issuer's mail; nil:
+    /// `no-reply@` the issuer's host.
+    public var mailFrom: String?
 
     /// The issuer's SQLite file (the default storage backend).
     public var databasePath: String { home + "/gatehouse.sqlite" }
@@ -121,6 +126,8 @@ public struct GatehouseConfig: Sendable {
             .split(separator: ",").map { $0.trimmingASCIIWhitespace() }.filter { !$0.isEmpty }
         pagesDirectory = values["GATEHOUSE_PAGES_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/pages"
         brand = try BrandSettings(values: values)
+        signup = try SignupMode.parse(values["GATEHOUSE_SIGNUP"])
+        mailFrom = values["GATEHOUSE_MAIL_FROM"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// The message catalogues `ssoctl pages` wrote.

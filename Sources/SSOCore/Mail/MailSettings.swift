@@ -45,7 +45,7 @@ public struct MailSettings: Sendable {
     }
 
     /// `address` or `Display Name <address>`.
-    static func mailbox(_ text: String) throws -> MailAddress {
+    public static func mailbox(_ text: String) throws -> MailAddress {
         let trimmed = text.trimmingASCIIWhitespace()
         guard trimmed.hasSuffix(">"), let open = trimmed.lastIndex(of: "<") else { return try MailAddress(trimmed) }
         let name = trimmed[..<open].trimmingASCIIWhitespace()

@@ -180,4 +180,6 @@ public enum LoginResult: String, CaseIterable, Sendable {
     /// A passkey assertion that did not verify (unknown credential, wrong
     /// challenge, bad signature, counter not increased).
     case passkeyRefused = "passkey_refused"
+    /// A right password for a sign-up whose address is not verified yet.
+    case unverifiedEmail = "unverified_email"
 }

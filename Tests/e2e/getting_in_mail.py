@@ -1,0 +1,84 @@
+"""Shared by the getting-in e2e files: a real SMTP server (aiosmtpd, PyPI)
+on loopback that keeps every message delivered to it, and a stack with
+GATEHOUSE_SIGNUP=open whose mail sender (gatehouse-mailer) submits to it.
+
+Loopback needs no STARTTLS (the contract's "Mail"), so the server is plain;
+test_mail_delivery.py covers STARTTLS and AUTH."""
+import email
+import email.policy
+import re
+import socket
+import threading
+import time
+
+from aiosmtpd.controller import Controller
+
+from stack import Stack
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Inbox:
+    """aiosmtpd's handler: every message accepted, kept by recipient."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.messages = []  # (envelope from, [recipients], parsed message, raw bytes)
+
+    async def handle_DATA(self, server, session, envelope):
+        parsed = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        with self.lock:
+            self.messages.append((envelope.mail_from, list(envelope.rcpt_tos), parsed, envelope.content))
+        return "250 Message accepted"
+
+    def to(self, address):
+        with self.lock:
+            return [entry for entry in self.messages if address in entry[1]]
+
+    def wait(self, address, count=1, timeout=30):
+        """The messages delivered to `address` once there are `count` of them."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            delivered = self.to(address)
+            if len(delivered) >= count:
+                return delivered
+            time.sleep(0.2)
+        raise AssertionError(f"{count} message(s) to {address} expected within {timeout} s, got {len(self.to(address))}")
+
+
+def start_journeys_stack(extra_env=None):
+    """(stack, inbox, server): sign-up open, the sender on a local SMTP
+    server, the form zones wide open (their defaults are checked apart)."""
+    port = free_port()
+    inbox = Inbox()
+    server = Controller(inbox, hostname="127.0.0.1", port=port)
+    server.start()
+    env = {"GATEHOUSE_SIGNUP": "open", "GATEHOUSE_SMTP_URL": f"smtp://127.0.0.1:{port}", "GATEHOUSE_SWEEP_INTERVAL": "86400",
+           "GATEHOUSE_LOGIN_RATE": "1000r/s", "GATEHOUSE_TOKEN_RATE": "1000r/s", "GATEHOUSE_AUTHORIZE_RATE": "1000r/s",
+           "GATEHOUSE_SIGNUP_RATE": "1000r/s", "GATEHOUSE_RESET_RATE": "1000r/s", **(extra_env or {})}
+    stack = Stack(extra_env=env).start()
+    return stack, inbox, server
+
+
+def text_part(message):
+    return message.get_body(preferencelist=("plain",)).get_content()
+
+
+def html_part(message):
+    return message.get_body(preferencelist=("html",)).get_content()
+
+
+def link(message, stack, path):
+    """The one link to `path` in the mail's text part: a complete https URL on the issuer."""
+    found = re.findall(re.escape(stack.issuer + path) + r"\?token=[A-Za-z0-9_-]+", text_part(message))
+    assert len(found) == 1, text_part(message)
+    assert found[0] in html_part(message), "the HTML part carries the same link"
+    return found[0]
+
+
+def token_of(url):
+    return url.split("token=", 1)[1]
