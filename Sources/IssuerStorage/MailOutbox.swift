@@ -100,6 +100,14 @@ public protocol MailOutboxStore: MailOutboxReads {
     /// Returns its id. `message` is the serialized message (non-empty).
     func enqueue(kind: OutboxMessageKind, recipient: String, message: [UInt8], now: Int64) throws -> Int64
 
+    /// Holds `recipient` (by EmailKey) until the caller's write unit ends:
+    /// another unit asking for the same address waits, so a per-address
+    /// limit's `recentCount` and the `enqueue` after it see every message
+    /// the other unit queued. SQLite: nothing to do (a write unit holds the
+    /// one write lock from its start). PostgreSQL: a transaction-scoped
+    /// advisory lock on a 64-bit key made from the address.
+    func holdRecipient(_ recipient: String) throws
+
     /// Claims up to `limit` messages that are neither sent nor failed, due
     /// (`next_attempt_at <= now`) and under no live lease (none, or one
     /// that ended at or before `now`), the most overdue first (then by id):

@@ -1,5 +1,6 @@
 import IssuerStorage
 import PostgreSQLClient
+import SSOCore
 
 /// `mail_outbox`, shared by every node's sender.
 final class PostgreSQLMailOutboxStore: MailOutboxStore {
@@ -62,6 +63,18 @@ final class PostgreSQLMailOutboxStore: MailOutboxStore {
             UPDATE mail_outbox SET failed_at = $1, last_error = $2, attempts = attempts + 1, claimed_until = NULL
             WHERE \(Self.held(from: 3)) RETURNING id
             """, [.integer(now), .text(OutboxErrorText.storable(error)), .integer(id), .text(claimer)]) != nil
+    }
+
+    /// READ COMMITTED lets two units count the same 4 and both insert a
+    /// fifth: the advisory lock makes the second wait for the first's
+    /// commit, whose row its count then sees. The key is the first 8 bytes
+    /// of a SHA-256 of the address's EmailKey, under a purpose string, so
+    /// it names nothing in clear and cannot meet the migration lock's
+    /// number but by a 2^-64 chance.
+    func holdRecipient(_ recipient: String) throws {
+        let digest = SHA256.hash(Array("gatehouse mail recipient\u{0}".utf8) + Array(EmailKey.of(recipient).utf8))
+        let key = Int64(bitPattern: digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        try connection.execute("SELECT 1 FROM pg_advisory_xact_lock($1)", [.integer(key)])
     }
 
     func recentCount(recipient: String, since: Int64) throws -> Int {

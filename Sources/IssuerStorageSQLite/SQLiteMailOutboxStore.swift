@@ -64,6 +64,9 @@ final class SQLiteMailOutboxStore: MailOutboxStore {
             """, [.integer(now), .text(OutboxErrorText.storable(error)), .integer(id), .text(claimer)]) == 1
     }
 
+    /// `BEGIN IMMEDIATE` took the write lock already: units are one at a time.
+    func holdRecipient(_ recipient: String) throws {}
+
     func recentCount(recipient: String, since: Int64) throws -> Int {
         Int(try database.queryOne(Self.recentCountSQL, [.text(EmailKey.of(recipient)), .integer(since)])?.int(0) ?? 0)
     }

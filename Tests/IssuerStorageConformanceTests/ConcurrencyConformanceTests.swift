@@ -36,6 +36,25 @@ final class ConcurrencyConformanceTests: ConformanceTestCase {
         }
     }
 
+    /// The per-address mail limit's pattern (hold, count, enqueue) under
+    /// twelve racing units for one address, spelt differently: five queue.
+    func testHeldRecipientsKeepAPerAddressLimitUnderConcurrency() throws {
+        try eachBackend { backend in
+            let spellings = ["Alice@Example.com", "alice@example.com", "ALICE@EXAMPLE.COM"]
+            let outcomes = try race(backend) { storage -> Bool in
+                let recipient = spellings[Int.random(in: 0..<spellings.count)]
+                return try storage.write { tx -> Bool in
+                    try tx.mailOutbox.holdRecipient(recipient)
+                    guard try tx.mailOutbox.recentCount(recipient: recipient, since: 0) < 5 else { return false }
+                    _ = try tx.mailOutbox.enqueue(kind: .verification, recipient: recipient, message: [1], now: 10)
+                    return true
+                }
+            }
+            XCTAssertEqual(outcomes.filter { (try? $0.get()) == true }.count, 5, "\(backend.name): \(outcomes)")
+            XCTAssertEqual(try backend.storage.read.mailOutbox.recentCount(recipient: "alice@example.com", since: 0), 5, backend.name)
+        }
+    }
+
     func testConcurrentRedemptionsOfOneCodeRedeemItOnce() throws {
         try eachBackend { backend in
             try backend.storage.write { try $0.authorizationCodes.insert(codeHash: [1], TokenStoreConformanceTests.code, createdAt: 1, expiresAt: 100) }

@@ -152,6 +152,26 @@ def test_a_new_link_on_request_voids_the_old_one_and_verifies_without_a_pending_
     assert user_entry(stack, email)["email_verified"] is True
 
 
+def test_the_owners_sign_up_over_an_unverified_one_replaces_its_password(journeys):
+    """Account pre-hijacking: someone signs up with another's address first;
+    the owner's own sign-up, and the link it mails, must leave the owner's
+    password in the account, never the first one's."""
+    stack, inbox = journeys
+    email, attackers, owners = fresh_address("prehijack"), strong_password(), strong_password()
+    assert sign_up(stack, stack.session(), email, name="Attacker", password=attackers).status_code == 200
+    inbox.wait(email)
+    assert sign_up(stack, stack.session(), email, name="Owner", password=owners).status_code == 200
+    latest = link(inbox.wait(email, 2)[1][2], stack, "/login/verify")
+    done = requests.post(stack.issuer + "/login/verify", data={"token": token_of(latest)}, verify=stack.ca, allow_redirects=False)
+    assert done.status_code == 200, done.text
+    entry = user_entry(stack, email)
+    assert entry["email_verified"] is True and entry["name"] == "Owner"
+    _, refused = password_sign_in(stack, email, attackers)
+    assert refused.status_code == 303 and "error=invalid_credentials" in refused.headers["Location"], refused.headers
+    _, signed_in = password_sign_in(stack, email, owners)
+    assert signed_in.status_code == 303 and "code=" in signed_in.headers["Location"], signed_in.headers
+
+
 def test_a_sign_up_with_a_known_address_answers_the_same_and_mails_its_owner_a_notice(journeys):
     stack, inbox = journeys
     nobody = fresh_address("nobody")

@@ -102,11 +102,12 @@ struct AccountMailer {
 
     /// Queues `mail` unless `recipient` has had `limitPerHour` messages in
     /// the last hour; true when queued. Past the limit nothing is sent and
-    /// the pages answer the same, so the limit tells nothing either. On
-    /// SQLite the count and the insert run under the one write lock; on
-    /// PostgreSQL two sign-ups racing for one address may both see 4 and
-    /// queue a sixth: the bound holds to within the requests in flight.
+    /// the pages answer the same, so the limit tells nothing either. The
+    /// address is held for the rest of the write unit first
+    /// (MailOutboxStore.holdRecipient), so two requests racing for one
+    /// address count each other's message on both backends.
     func queue(_ mail: AccountMail, messages: Messages, now: Int64, _ tx: any IssuerWrites) throws -> Bool {
+        try tx.mailOutbox.holdRecipient(mail.recipient)
         guard try tx.mailOutbox.recentCount(recipient: mail.recipient, since: now - 3600) < Self.limitPerHour else { return false }
         let message = try mail.message(messages: messages, from: settings.mailFrom, brandName: settings.brandName, host: settings.host,
                                        now: now)

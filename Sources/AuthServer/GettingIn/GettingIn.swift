@@ -50,9 +50,18 @@ public final class GettingIn {
     }
 
     /// Makes an unverified account and mails its verification link, or,
-    /// when the address has an account, mails its owner a notice instead
-    /// (an unverified sign-up gets a fresh link). `pendingCookieSecret`: the
-    /// sign-in this browser was in, which verifying continues.
+    /// when the address has an account, mails its owner a notice instead.
+    /// `pendingCookieSecret`: the sign-in this browser was in, which
+    /// verifying continues.
+    ///
+    /// A sign-up over an account that is still unverified takes that
+    /// account over: this sign-up's password and name replace the earlier
+    /// ones and a fresh link voids the earlier links. Otherwise whoever
+    /// signed up first with someone else's address would keep a password
+    /// in the account its owner then verifies (account pre-hijacking,
+    /// Sudhodanan and Paverd, USENIX Security 2022, "classic-federated
+    /// merge" and "unexpired session" variants aside): the owner's own
+    /// sign-up must win.
     func signUp(_ form: SignUpForm, messages: Messages, pendingCookieSecret: String?, ip: String) throws {
         // Hashed whether or not the address is taken: both ways cost one scrypt.
         let hash = try hasher.hash(password: form.password)
@@ -60,7 +69,9 @@ public final class GettingIn {
         try storage.write { tx in
             if let existing = try tx.users.find(email: form.email) {
                 if !existing.emailVerified && existing.hasPassword {
-                    _ = try sendVerification(to: existing, pendingCookieSecret: pendingCookieSecret, messages: messages, now: now, tx)
+                    try tx.users.setPasswordHash(hash, userID: existing.id)
+                    let renamed = try tx.users.update(name: form.name, roles: nil, userID: existing.id) ?? existing
+                    _ = try sendVerification(to: renamed, pendingCookieSecret: pendingCookieSecret, messages: messages, now: now, tx)
                 } else {
                     _ = try mailer.queue(AccountMail(kind: .signUpNotice, recipient: existing.email, name: existing.name,
                                                      link: settings.issuer + PasswordResetPages.formPath),
