@@ -33,15 +33,7 @@
           return navigator.credentials.get(GatehouseWebAuthn.requestOptions(options));
         })
         .then(function (credential) {
-          var response = credential.response;
-          return GatehouseWebAuthn.post("/account/passkeys/confirm", {
-            csrf: csrf,
-            id: GatehouseWebAuthn.toBase64url(credential.rawId),
-            clientDataJSON: GatehouseWebAuthn.toBase64url(response.clientDataJSON),
-            authenticatorData: GatehouseWebAuthn.toBase64url(response.authenticatorData),
-            signature: GatehouseWebAuthn.toBase64url(response.signature),
-            userHandle: response.userHandle ? GatehouseWebAuthn.toBase64url(response.userHandle) : ""
-          });
+          return GatehouseWebAuthn.post("/account/passkeys/confirm", GatehouseWebAuthn.assertionFields({ csrf: csrf }, credential));
         })
         .then(function (answer) {
           window.location.assign(answer.location);

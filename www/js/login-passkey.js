@@ -20,15 +20,7 @@
         return navigator.credentials.get(GatehouseWebAuthn.requestOptions(options));
       })
       .then(function (credential) {
-        var response = credential.response;
-        return GatehouseWebAuthn.post("/login/passkey", {
-          req: req,
-          id: GatehouseWebAuthn.toBase64url(credential.rawId),
-          clientDataJSON: GatehouseWebAuthn.toBase64url(response.clientDataJSON),
-          authenticatorData: GatehouseWebAuthn.toBase64url(response.authenticatorData),
-          signature: GatehouseWebAuthn.toBase64url(response.signature),
-          userHandle: response.userHandle ? GatehouseWebAuthn.toBase64url(response.userHandle) : ""
-        });
+        return GatehouseWebAuthn.post("/login/passkey", GatehouseWebAuthn.assertionFields({ req: req }, credential));
       })
       .then(function (answer) {
         // The app's redirect URI with the code (fetch cannot follow it).

@@ -52,6 +52,18 @@ var GatehouseWebAuthn = (function () {
     return { publicKey: json };
   }
 
+  // What `navigator.credentials.get()` answered, as the form fields the
+  // issuer's assertion endpoints read (`fields` first: req or csrf).
+  function assertionFields(fields, credential) {
+    var response = credential.response;
+    fields.id = toBase64url(credential.rawId);
+    fields.clientDataJSON = toBase64url(response.clientDataJSON);
+    fields.authenticatorData = toBase64url(response.authenticatorData);
+    fields.signature = toBase64url(response.signature);
+    fields.userHandle = response.userHandle ? toBase64url(response.userHandle) : "";
+    return fields;
+  }
+
   // Runs `ceremony` when `button` is pressed: the button is disabled
   // meanwhile; a failure is shown in `error` as `prefix` plus its reason,
   // and announced only then (a hidden alert would count as one on the page).
@@ -72,5 +84,5 @@ var GatehouseWebAuthn = (function () {
   }
 
   return { toBytes: toBytes, toBase64url: toBase64url, supported: supported, post: post,
-           creationOptions: creationOptions, requestOptions: requestOptions, onPress: onPress };
+           creationOptions: creationOptions, requestOptions: requestOptions, assertionFields: assertionFields, onPress: onPress };
 })();
