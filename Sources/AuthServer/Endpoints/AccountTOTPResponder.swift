@@ -14,7 +14,8 @@ import SSOCore
 ///   stores the enrolment, the confirming code counted as used.
 /// - `remove` asks for the current password through the login throttle,
 ///   as a password change does (a browser left signed in must not be
-///   enough to drop the second factor).
+///   enough to drop the second factor), unless "confirm it's you" opened
+///   its window (AccountReauthentication), which stands for it.
 /// - `confirm` answers with the ten recovery codes (RecoveryCodes), made
 ///   in the enrolment's write unit and shown this once; `recovery-codes`
 ///   makes a new set, with the current password like `remove` (a browser
@@ -217,9 +218,9 @@ struct AccountTOTPForms {
 }
 
 extension AccountTOTPResponder {
-    /// The section's HTML: a plain form, no script.
-    /// `recoveryCodesLeft`: nil when not enrolled. The forms only inside
-    /// the confirmed window (`confirmed`): before it, the state alone.
+    /// The section's HTML, plain forms, no script. `recoveryCodesLeft`:
+    /// nil when not enrolled. The forms only inside the confirmed window
+    /// (`confirmed`): before it, the state alone.
     static func section(formToken: String, recoveryCodesLeft: Int?, confirmed: Bool, messages: Messages) -> String {
         let heading = "<h2>\(messages.html("totp.heading"))</h2>"
         guard let left = recoveryCodesLeft else {
