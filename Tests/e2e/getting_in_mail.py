@@ -7,19 +7,13 @@ test_mail_delivery.py covers STARTTLS and AUTH."""
 import email
 import email.policy
 import re
-import socket
 import threading
 import time
 
 from aiosmtpd.controller import Controller
 
+from listening_ports import free_port
 from stack import Stack
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Inbox:

@@ -11,13 +11,13 @@ Also a command line for Scripts/test (the Swift tests get a database URL):
 import glob
 import os
 import pwd
-import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from listening_ports import free_port
 
 DATABASE = "gatehouse"
 ROLE = "gatehouse"
@@ -30,16 +30,6 @@ def bin_dir():
     return found[-1]
 
 
-def free_port():
-    for _ in range(200):
-        port = random.randint(20000, 60000)
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-                return port
-            except OSError:
-                continue
-    raise RuntimeError("no free port")
 
 
 def as_postgres(*command, check=True, timeout=60):

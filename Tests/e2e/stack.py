@@ -15,6 +15,7 @@ import time
 import requests
 
 import database
+import listening_ports
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEMO_PASSWORD = "demo-password-e2e"
@@ -22,9 +23,10 @@ DEMO_PASSWORD = "demo-password-e2e"
 
 def free_base_port():
     """A base port whose base..base+4 (issuer, api-a, api-b, app links, ops
-    listener) are all free on 127.0.0.1 and ::1."""
+    listener) are all free on 127.0.0.1 and ::1, below the ephemeral range
+    (listening_ports)."""
     for _ in range(200):
-        base = random.randint(20000, 60000)
+        base = random.randint(listening_ports.LOWEST, listening_ports.highest() - 4)
         if all(_port_free(base + i) for i in range(5)):
             return base
     raise RuntimeError("no five consecutive free ports")

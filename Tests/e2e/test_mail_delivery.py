@@ -18,7 +18,6 @@ import email.utils
 import json
 import os
 import shutil
-import socket
 import ssl
 import tempfile
 import threading
@@ -30,15 +29,10 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 import pg_cluster
+from listening_ports import free_port
 from stack import Stack
 
 SMTP_USER, SMTP_PASSWORD = "gatehouse-mailer", "s3cret-smtp-pa55"
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Recorder:

@@ -19,7 +19,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -30,6 +29,7 @@ import pytest
 import requests
 import yaml  # PyYAML: installed with schemathesis (Scripts/lib/common.sh PYTHON_MODULES)
 
+from listening_ports import free_port
 from oidc_flow import App, query
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,12 +181,6 @@ def test_the_rules_and_the_dashboard_name_only_metrics_the_ops_listener_exposes(
     for variable in json.loads(DASHBOARD.read_text())["templating"]["list"]:
         unknown = set(METRIC_NAME.findall(json.dumps(variable.get("query", "")))) - exposed
         assert unknown == set(), f"variable {variable['name']} names {sorted(unknown)}"
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Prometheus:
