@@ -10,6 +10,12 @@ public struct AccountLinkPurpose: RawRepresentable, Hashable, Sendable {
     public static let passwordReset = Self(rawValue: "password_reset")
     /// Sets the first password of an invited account (and verifies it).
     public static let invitation = Self(rawValue: "invitation")
+    /// Moves the account to a new address (mailed to that address; the
+    /// change counts only when it is used).
+    public static let emailChange = Self(rawValue: "email_change")
+    /// "It wasn't me": mailed to the old address when the address changed;
+    /// moves the account back and sets a new password.
+    public static let emailRevert = Self(rawValue: "email_revert")
 }
 
 /// A link to store: the SHA-256 of its token (the token itself is only in
@@ -23,15 +29,19 @@ public struct NewAccountLink: Equatable, Sendable {
     /// The pending sign-in the journey began from, for a verification link
     /// that continues it in the same browser; nil for none.
     public let pendingRequest: String?
+    /// The address the link moves the account to (the new one for an
+    /// email change, the old one for a revert); nil for other purposes.
+    public let targetEmail: String?
 
     public init(tokenHash: [UInt8], purpose: AccountLinkPurpose, userID: Int64, createdAt: Int64, expiresAt: Int64,
-                pendingRequest: String? = nil) {
+                pendingRequest: String? = nil, targetEmail: String? = nil) {
         self.tokenHash = tokenHash
         self.purpose = purpose
         self.userID = userID
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.pendingRequest = pendingRequest
+        self.targetEmail = targetEmail
     }
 }
 
@@ -41,12 +51,14 @@ public struct AccountLink: Equatable, Sendable {
     public let userID: Int64
     public let expiresAt: Int64
     public let pendingRequest: String?
+    public let targetEmail: String?
 
-    public init(purpose: AccountLinkPurpose, userID: Int64, expiresAt: Int64, pendingRequest: String?) {
+    public init(purpose: AccountLinkPurpose, userID: Int64, expiresAt: Int64, pendingRequest: String?, targetEmail: String? = nil) {
         self.purpose = purpose
         self.userID = userID
         self.expiresAt = expiresAt
         self.pendingRequest = pendingRequest
+        self.targetEmail = targetEmail
     }
 }
 

@@ -8,6 +8,8 @@ public struct OutboxMessageKind: RawRepresentable, Hashable, Sendable {
     public static let verification = Self(rawValue: "verification")
     public static let passwordReset = Self(rawValue: "password_reset")
     public static let invitation = Self(rawValue: "invitation")
+    /// The link that moves an account to a new address, sent to that address.
+    public static let emailChange = Self(rawValue: "email_change")
     /// "Someone tried to sign up with your address", and the like.
     public static let notice = Self(rawValue: "notice")
     /// `ssoctl`'s test message.

@@ -15,9 +15,14 @@ public struct SweepPolicy: Equatable, Sendable {
     /// Mail that failed for good stays longer, for the person who asks
     /// why a message never came.
     public let failedMailRetention: Int64
+    /// A sign-up never verified is removed this long after it was made,
+    /// once no link of it is live: the address is free again for its real
+    /// owner's sign-up, and an abandoned row does not stay forever.
+    public let unverifiedSignUpRetention: Int64
 
     public init(now: Int64, refreshTokenLifetime: Int64, refreshGracePeriod: Int64, accessTokenLeeway: Int64 = 60,
-                endedSessionRetention: Int64 = 86_400, sentMailRetention: Int64 = 7 * 86_400, failedMailRetention: Int64 = 30 * 86_400) {
+                endedSessionRetention: Int64 = 86_400, sentMailRetention: Int64 = 7 * 86_400, failedMailRetention: Int64 = 30 * 86_400,
+                unverifiedSignUpRetention: Int64 = 7 * 86_400) {
         self.now = now
         self.refreshTokenLifetime = refreshTokenLifetime
         self.refreshGracePeriod = refreshGracePeriod
@@ -25,6 +30,7 @@ public struct SweepPolicy: Equatable, Sendable {
         self.endedSessionRetention = endedSessionRetention
         self.sentMailRetention = sentMailRetention
         self.failedMailRetention = failedMailRetention
+        self.unverifiedSignUpRetention = unverifiedSignUpRetention
     }
 }
 

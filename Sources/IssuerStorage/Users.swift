@@ -78,6 +78,11 @@ public protocol UserStore: UserReads {
     /// value) and returns the user as it now is; nil, and nothing changed,
     /// when there is no such user.
     func update(name: String?, roles: [String]?, userID: Int64) throws -> User?
+    /// Moves `userID` to `email`, which counts as verified (only a used
+    /// link moves an account), and returns the user as it now is; nil, and
+    /// nothing changed, when there is no such user. The caller has checked
+    /// that the address is free in the same write unit, as for `insert`.
+    func changeEmail(_ email: String, userID: Int64) throws -> User?
     /// Deletes the user row (its TOTP credential goes with it) and says
     /// whether there was one. Sessions reference the user, so they must be
     /// deleted first in the same write unit (a remaining one makes this

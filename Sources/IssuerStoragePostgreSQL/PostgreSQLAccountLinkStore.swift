@@ -8,7 +8,7 @@ final class PostgreSQLAccountLinkStore: AccountLinkStore {
     let connection: PostgreSQLConnection
     init(connection: PostgreSQLConnection) { self.connection = connection }
 
-    static let columns = "purpose, user_id, expires_at, pending_request"
+    static let columns = "purpose, user_id, expires_at, pending_request, target_email"
 
     func live(tokenHash: [UInt8], purpose: AccountLinkPurpose, now: Int64) throws -> AccountLink? {
         try connection.lookupOne("""
@@ -19,9 +19,10 @@ final class PostgreSQLAccountLinkStore: AccountLinkStore {
     func issue(_ link: NewAccountLink, voidingEarlier: Bool) throws {
         if voidingEarlier { try voidAll(userID: link.userID, purpose: link.purpose, now: link.createdAt) }
         try connection.execute("""
-            INSERT INTO account_links (token_hash, purpose, user_id, created_at, expires_at, pending_request) VALUES ($1, $2, $3, $4, $5, $6)
+            INSERT INTO account_links (token_hash, purpose, user_id, created_at, expires_at, pending_request, target_email)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
             """, [.bytes(link.tokenHash), .text(link.purpose.rawValue), .integer(link.userID), .integer(link.createdAt),
-                  .integer(link.expiresAt), PostgreSQLValue(link.pendingRequest)])
+                  .integer(link.expiresAt), PostgreSQLValue(link.pendingRequest), PostgreSQLValue(link.targetEmail)])
     }
 
     func redeem(tokenHash: [UInt8], purpose: AccountLinkPurpose, now: Int64) throws -> AccountLink? {
@@ -39,6 +40,6 @@ final class PostgreSQLAccountLinkStore: AccountLinkStore {
 
     static func link(_ row: PostgreSQLRow) -> AccountLink {
         AccountLink(purpose: AccountLinkPurpose(rawValue: row.string(0)), userID: row.int(1), expiresAt: row.int(2),
-                    pendingRequest: row.optionalString(3))
+                    pendingRequest: row.optionalString(3), targetEmail: row.optionalString(4))
     }
 }

@@ -51,6 +51,11 @@ final class PostgreSQLUserStore: UserStore {
             """, [PostgreSQLValue(name), PostgreSQLValue(roles.map(StoredList.encode)), .integer(userID)]).map { Self.user($0) }
     }
 
+    func changeEmail(_ email: String, userID: Int64) throws -> User? {
+        try connection.queryOne("UPDATE users SET email = $1, email_key = $2, email_verified = 1 WHERE id = $3 RETURNING \(Self.columns)",
+                                [.text(email), .text(EmailKey.of(email)), .integer(userID)]).map { Self.user($0) }
+    }
+
     /// `totp_credentials` goes by ON DELETE CASCADE; `sso_sessions` has no
     /// cascade and refuses (SQLSTATE 23503).
     func delete(userID: Int64) throws -> Bool {

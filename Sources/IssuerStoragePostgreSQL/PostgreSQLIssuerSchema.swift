@@ -9,7 +9,7 @@ import PostgreSQLClient
 public enum PostgreSQLIssuerSchema {
     public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
                                                                     (6, version6), (7, version7), (8, version8), (9, version9),
-                                                                    (10, version10), (11, version11)]
+                                                                    (10, version10), (11, version11), (12, version12)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -360,5 +360,11 @@ public enum PostgreSQLIssuerSchema {
             created_at BIGINT NOT NULL,
             PRIMARY KEY (user_id, code_hash)
         );
+        """
+
+    /// The address an email-change (or revert) link moves the account to
+    /// (as SQLite's migration 19).
+    static let version12 = """
+        ALTER TABLE account_links ADD COLUMN target_email TEXT;
         """
 }

@@ -29,6 +29,11 @@ struct PostgreSQLMaintenance: StorageMaintenance {
             ("mail_outbox", "sent_at <= $1 OR failed_at <= $2",
              [.integer(now - policy.sentMailRetention), .integer(now - policy.failedMailRetention)]),
             ("account_links", "expires_at <= $1", [.integer(now)]),
+            ("users", """
+                email_verified = 0 AND password_hash <> '' AND created_at <= $1
+                AND NOT EXISTS (SELECT 1 FROM sso_sessions s WHERE s.user_id = users.id)
+                AND NOT EXISTS (SELECT 1 FROM account_links l WHERE l.user_id = users.id AND l.used_at IS NULL AND l.expires_at > $2)
+                """, [.integer(now - policy.unverifiedSignUpRetention), .integer(now)]),
         ]
     }
 

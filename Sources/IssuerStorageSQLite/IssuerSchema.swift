@@ -26,6 +26,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.mailOutbox,
         IssuerMigrations.accountLinks,
         IssuerMigrations.recoveryCodes,
+        IssuerMigrations.emailChangeLinks,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

@@ -8,7 +8,7 @@ final class SQLiteAccountLinkStore: AccountLinkStore {
     let database: SQLiteDatabase
     init(database: SQLiteDatabase) { self.database = database }
 
-    static let columns = "purpose, user_id, expires_at, pending_request"
+    static let columns = "purpose, user_id, expires_at, pending_request, target_email"
 
     func live(tokenHash: [UInt8], purpose: AccountLinkPurpose, now: Int64) throws -> AccountLink? {
         try database.queryOne("""
@@ -19,9 +19,10 @@ final class SQLiteAccountLinkStore: AccountLinkStore {
     func issue(_ link: NewAccountLink, voidingEarlier: Bool) throws {
         if voidingEarlier { try voidAll(userID: link.userID, purpose: link.purpose, now: link.createdAt) }
         try database.execute("""
-            INSERT INTO account_links (token_hash, purpose, user_id, created_at, expires_at, pending_request) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO account_links (token_hash, purpose, user_id, created_at, expires_at, pending_request, target_email)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """, [.blob(link.tokenHash), .text(link.purpose.rawValue), .integer(link.userID), .integer(link.createdAt),
-                  .integer(link.expiresAt), SQLiteValue(link.pendingRequest)])
+                  .integer(link.expiresAt), SQLiteValue(link.pendingRequest), SQLiteValue(link.targetEmail)])
     }
 
     func redeem(tokenHash: [UInt8], purpose: AccountLinkPurpose, now: Int64) throws -> AccountLink? {
@@ -39,6 +40,6 @@ final class SQLiteAccountLinkStore: AccountLinkStore {
 
     static func link(_ row: SQLiteRow) -> AccountLink {
         AccountLink(purpose: AccountLinkPurpose(rawValue: row.string(0)), userID: row.int(1), expiresAt: row.int(2),
-                    pendingRequest: row.optionalString(3))
+                    pendingRequest: row.optionalString(3), targetEmail: row.optionalString(4))
     }
 }

@@ -43,6 +43,15 @@ struct SQLiteMaintenance: StorageMaintenance {
             // A mailed link is worthless once expired (used and voided ones
             // included: they were refused by their use, and are by expiry now).
             ("account_links", "expires_at <= ?", [.integer(now)]),
+            // A sign-up (a password, never verified) with no live link, made
+            // long ago: it never signed in (no session can name it), and its
+            // links, TOTP and passkeys go by ON DELETE CASCADE. Invited
+            // accounts (no password yet) are an administrator's to remove.
+            ("users", """
+                email_verified = 0 AND password_hash <> '' AND created_at <= ?
+                AND NOT EXISTS (SELECT 1 FROM sso_sessions s WHERE s.user_id = users.id)
+                AND NOT EXISTS (SELECT 1 FROM account_links l WHERE l.user_id = users.id AND l.used_at IS NULL AND l.expires_at > ?)
+                """, [.integer(now - policy.unverifiedSignUpRetention), .integer(now)]),
         ]
     }
 

@@ -52,6 +52,11 @@ final class SQLiteUserStore: UserStore {
             """, [SQLiteValue(name), SQLiteValue(roles.map(StoredList.encode)), .integer(userID)]).map { Self.user($0) }
     }
 
+    func changeEmail(_ email: String, userID: Int64) throws -> User? {
+        try database.queryOne("UPDATE users SET email = ?, email_verified = 1 WHERE id = ? RETURNING \(Self.columns)",
+                              [.text(email), .integer(userID)]).map { Self.user($0) }
+    }
+
     /// `totp_credentials` goes by ON DELETE CASCADE (foreign keys are on:
     /// SQLiteDatabase); `sso_sessions` has no cascade and refuses.
     func delete(userID: Int64) throws -> Bool {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import AuthServer
+import IssuerStorage
 import SSOCore
 
 /// The getting-in mails as AccountMail builds them: both parts from the
@@ -32,9 +33,10 @@ final class AccountMailTests: XCTestCase {
 
     func testEveryKindHasBothPartsInBothLanguagesWithTheWholeLink() throws {
         let link = "https://id.example.com/login/reset?token=AAAAAAAAAAAAAAAAAAAAAA"
-        for kind in [AccountMail.Kind.verification, .passwordReset, .invitation, .signUpNotice] {
+        for kind in [AccountMail.Kind.verification, .passwordReset, .invitation, .signUpNotice, .emailChange, .emailChangedNotice,
+                     .emailTakenNotice] {
             for messages in [PageCatalogues.english, PageCatalogues.german] {
-                let mail = AccountMail(kind: kind, recipient: "zoe@example.com", name: "Zoë <b>", link: link)
+                let mail = AccountMail(kind: kind, recipient: "zoe@example.com", name: "Zoë <b>", link: link, values: ["email": "new@example.com"])
                 let text = try serialized(mail, messages)
                 XCTAssertTrue(text.contains("Content-Type: text/plain; charset=utf-8"), "\(kind)")
                 XCTAssertTrue(text.contains("Content-Type: text/html; charset=utf-8"), "\(kind)")
@@ -48,6 +50,21 @@ final class AccountMailTests: XCTestCase {
         let german = decodedParts(try serialized(AccountMail(kind: .passwordReset, recipient: "a@example.com", name: "A", link: link),
                                                   PageCatalogues.german))
         XCTAssertTrue(german.contains("Der Link funktioniert einmal, 30 Minuten lang."))
+    }
+
+    /// The old address's notice names the new one, as text in the text part
+    /// and escaped in the HTML part.
+    func testTheChangedNoticeNamesTheNewAddressInBothParts() throws {
+        let link = "https://id.example.com/login/email-revert?token=AAAAAAAAAAAAAAAAAAAAAA"
+        let mail = AccountMail(kind: .emailChangedNotice, recipient: "old@example.com", name: "Old", link: link,
+                               values: ["email": "new<x>@example.com"])
+        let body = decodedParts(try serialized(mail, PageCatalogues.english))
+        XCTAssertTrue(body.contains("was changed to new<x>@example.com. You now sign in"), body)
+        XCTAssertTrue(body.contains("was changed to new&lt;x&gt;@example.com."), body)
+        XCTAssertFalse(body.contains("{email}"))
+        XCTAssertEqual(mail.kind.outboxKind, .notice)
+        XCTAssertEqual(AccountMail.Kind.emailChange.outboxKind, .emailChange)
+        XCTAssertTrue(MailMetricLabels.kinds.contains(OutboxMessageKind.emailChange.rawValue), "a metric label for every kind")
     }
 
     func testTheSenderIsTheSettingOrNoReplyAtTheIssuersHost() throws {

@@ -16,6 +16,32 @@ final class AccountLinkConformanceTests: ConformanceTestCase {
         NewAccountLink(tokenHash: hash, purpose: purpose, userID: user, createdAt: now, expiresAt: now + lives, pendingRequest: pending)
     }
 
+    /// An email change's link carries its address; used, it moves the
+    /// account, which the new address (any ASCII case) then finds and the
+    /// old one no longer does, verified.
+    func testAnEmailChangeLinkCarriesItsAddressAndChangeEmailMovesTheAccount() throws {
+        try eachBackend { backend in
+            let user = try backend.storage.write { try newUser($0, "Old@example.com", verified: false) }
+            let hash: [UInt8] = [9, 0, 9]
+            try backend.storage.write {
+                try $0.accountLinks.issue(NewAccountLink(tokenHash: hash, purpose: .emailChange, userID: user.id, createdAt: 100, expiresAt: 500,
+                                                         targetEmail: "Nëw@exämple.com"), voidingEarlier: true)
+            }
+            let link = try backend.storage.write { try $0.accountLinks.redeem(tokenHash: hash, purpose: .emailChange, now: 200) }
+            XCTAssertEqual(link?.targetEmail, "Nëw@exämple.com", "\(backend.name): bytes kept")
+            let moved = try backend.storage.write { try $0.users.changeEmail("New@Example.com", userID: user.id) }
+            XCTAssertEqual(moved?.email, "New@Example.com", backend.name)
+            XCTAssertEqual(moved?.emailVerified, true, "\(backend.name): only a used link moves an account")
+            XCTAssertEqual(try backend.storage.read.users.find(email: "new@example.COM")?.id, user.id, backend.name)
+            XCTAssertNil(try backend.storage.read.users.find(email: "old@example.com"), backend.name)
+            XCTAssertNil(try backend.storage.write { try $0.users.changeEmail("x@example.com", userID: user.id + 1000) }, backend.name)
+            let other = try backend.storage.write { try newUser($0, "other@example.com") }
+            XCTAssertThrowsError(try backend.storage.write { try $0.users.changeEmail("NEW@example.com", userID: other.id) },
+                                 "\(backend.name): the unique key refuses a taken address")
+            XCTAssertEqual(try backend.storage.read.users.find(email: "other@example.com")?.id, other.id, "\(backend.name): nothing changed")
+        }
+    }
+
     func testEmailVerifiedIsStoredAsGivenAndMarkedOnce() throws {
         try eachBackend { backend in
             let (made, signedUp) = try backend.storage.write { tx in
@@ -90,6 +116,36 @@ final class AccountLinkConformanceTests: ConformanceTestCase {
             let outcomes = results.value
             XCTAssertTrue(outcomes.allSatisfy { if case .success = $0 { true } else { false } }, "\(backend.name): no errors: \(outcomes)")
             XCTAssertEqual(outcomes.compactMap { try? $0.get() }.count, 1, "\(backend.name): one winner: \(outcomes)")
+        }
+    }
+
+    /// A sign-up never verified goes a week after it was made, once no
+    /// link of it lives; a verified account, an invitation (no password)
+    /// and a sign-up with a live link stay.
+    func testNeverVerifiedSignUpsAreSweptOnceTheirLinksAreDead() throws {
+        try eachBackend { backend in
+            let week: Int64 = 7 * 86_400, now: Int64 = 10 * 86_400
+            let (abandoned, pending, verified, invited) = try backend.storage.write { tx in
+                (try newUser(tx, "abandoned@example.com", verified: false), try newUser(tx, "pending@example.com", verified: false),
+                 try newUser(tx, "verified@example.com"),
+                 try tx.users.insert(NewUser(subject: UUID().uuidString, email: "invited@example.com", name: "I", passwordHash: "", roles: [],
+                                             createdAt: 1, emailVerified: false)))
+            }
+            try backend.storage.write { tx in
+                try tx.accountLinks.issue(link([1], .verification, user: abandoned.id, at: 2, lives: 86_400), voidingEarlier: true)
+                try tx.accountLinks.issue(link([2], .verification, user: pending.id, at: now - 10, lives: 86_400), voidingEarlier: true)
+            }
+            let sweep = { (at: Int64) in
+                try backend.storage.maintenance.sweep(SweepPolicy(now: at, refreshTokenLifetime: 86_400, refreshGracePeriod: 10), batch: 1)["users"]
+            }
+            XCTAssertEqual(try sweep(1 + week - 1), 0, "\(backend.name): not before a week")
+            XCTAssertEqual(try sweep(now), 1, backend.name)
+            let users = backend.storage.read.users
+            XCTAssertNil(try users.find(id: abandoned.id), backend.name)
+            XCTAssertNil(try backend.storage.read.accountLinks.live(tokenHash: [1], purpose: .verification, now: 3), "\(backend.name): its links went with it")
+            for kept in [pending, verified, invited] {
+                XCTAssertNotNil(try users.find(id: kept.id), "\(backend.name): \(kept.email) stays")
+            }
         }
     }
 

@@ -80,9 +80,10 @@ final class StateTransferTests: XCTestCase {
                    (7, 'notice', 'bob@example.com', 'bob@example.com', x'42', 33, 33, 1, NULL, 'node-1', 34, NULL, NULL)
             """),
         ("account_links", """
-            INSERT INTO account_links (token_hash, purpose, user_id, created_at, expires_at, used_at, pending_request)
-            VALUES (x'00A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1', 'verification', 9, 30, 9000000000, NULL, 'req-1'),
-                   (x'B2', 'password_reset', 5, 31, 9000000000, 32, NULL)
+            INSERT INTO account_links (token_hash, purpose, user_id, created_at, expires_at, used_at, pending_request, target_email)
+            VALUES (x'00A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1A1', 'verification', 9, 30, 9000000000, NULL, 'req-1', NULL),
+                   (x'B2', 'password_reset', 5, 31, 9000000000, 32, NULL, NULL),
+                   (x'C3', 'email_change', 5, 33, 9000000000, NULL, NULL, 'Nëw@example.com')
             """),
     ]
 

@@ -10,6 +10,7 @@ import re
 import threading
 import time
 
+import pytest
 from aiosmtpd.controller import Controller
 
 from listening_ports import free_port
@@ -56,6 +57,15 @@ def start_journeys_stack(extra_env=None):
            "GATEHOUSE_SIGNUP_RATE": "1000r/s", "GATEHOUSE_RESET_RATE": "1000r/s", **(extra_env or {})}
     stack = Stack(extra_env=env).start()
     return stack, inbox, server
+
+
+@pytest.fixture(scope="module")
+def journeys():
+    """The module's (stack, inbox)."""
+    stack, inbox, server = start_journeys_stack()
+    yield stack, inbox
+    server.stop()
+    stack.remove()
 
 
 def text_part(message):

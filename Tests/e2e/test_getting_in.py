@@ -15,17 +15,9 @@ import time
 import pytest
 import requests
 
-from getting_in_mail import html_part, link, start_journeys_stack, text_part, token_of
+from getting_in_mail import html_part, journeys, link, text_part, token_of  # noqa: F401 (journeys: a fixture)
 from oidc_flow import App, query
 from stack import DEMO_PASSWORD
-
-
-@pytest.fixture(scope="module")
-def journeys():
-    stack, inbox, server = start_journeys_stack()
-    yield stack, inbox
-    server.stop()
-    stack.remove()
 
 
 def fresh_address(prefix="gi"):

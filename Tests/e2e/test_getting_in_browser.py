@@ -13,16 +13,8 @@ import tempfile
 import pytest
 from selenium.webdriver.common.by import By
 
-from getting_in_mail import link, start_journeys_stack
+from getting_in_mail import journeys, link  # noqa: F401 (a fixture)
 from test_browser import AuthorizationRequest, jwt_claims, query_of, start_chromium, wait_for_element, wait_for_url
-
-
-@pytest.fixture(scope="module")
-def journeys():
-    stack, inbox, server = start_journeys_stack()
-    yield stack, inbox
-    server.stop()
-    stack.remove()
 
 
 @pytest.fixture(scope="module")

@@ -75,11 +75,12 @@ EXPECTED_OPERATIONS = {
     # getting in: sign-up, verification, password reset, invitations
     "GET /login/forgot", "POST /login/forgot", "GET /login/reset", "POST /login/reset", "GET /login/signup", "POST /login/signup",
     "GET /login/verify", "POST /login/verify", "POST /login/verify/resend", "GET /login/invitation", "POST /login/invitation",
+    "GET /login/email-change", "POST /login/email-change", "GET /login/email-revert", "POST /login/email-revert",
     # the account page
     "GET /account", "HEAD /account", "GET /account/callback", "POST /account/passkeys/options", "POST /account/passkeys",
     "POST /account/passkeys/remove", "POST /account/passkeys/rename", "POST /account/sessions/end", "POST /account/sessions/end-all",
     "POST /account/password", "POST /account/totp/start", "POST /account/totp/confirm", "POST /account/totp/remove",
-    "POST /account/totp/recovery-codes", "POST /account/confirm", "POST /account/delete",
+    "POST /account/totp/recovery-codes", "POST /account/confirm", "POST /account/delete", "POST /account/email",
     "POST /account/passkeys/confirm-options", "POST /account/passkeys/confirm",
     # resource servers
     "GET /api/data", "GET /api/records",

@@ -100,7 +100,7 @@ def test_every_contract_family_is_exposed_with_bounded_labels(stack):
     assert labels <= {"endpoint", "code", "le", "grant", "result", "reason", "kind"}, labels
     # The mail sender's family: message kinds and results, closed lists both.
     mail_labels = set(re.findall(r'^gatehouse_mail_sent_total\{kind="([^"]*)",result="([^"]*)"\} ', text, re.MULTILINE))
-    assert {kind for kind, _ in mail_labels} == {"verification", "password_reset", "invitation", "notice", "test", "other"}
+    assert {kind for kind, _ in mail_labels} == {"verification", "password_reset", "invitation", "email_change", "notice", "test", "other"}
     assert {result for _, result in mail_labels} == {"sent", "retry", "failed"}
     # It answers no HTTP: no request series of its own.
     assert 'endpoint="mailer"' not in text

@@ -67,6 +67,9 @@ enum AccountPage {
         "confirmed": ("confirm.done", false),
         "confirm_wrong": ("confirm.wrong", true),
         "delete_unconfirmed": ("delete.unconfirmed", true),
+        "email_sent": ("email.sent", false),
+        "email_invalid": ("email.invalid", true),
+        "email_same": ("email.same", true),
     ]
 
     /// What `?done=` reports; an unknown value shows nothing.

@@ -18,10 +18,11 @@ public final class AccountResponder: RoutedEndpointGroup {
     public static let renamePath = "/account/passkeys/rename"
     public static let confirmPath = "/account/confirm"
     public static let deletePath = "/account/delete"
+    public static let emailPath = "/account/email"
     public static let confirmPasskeyOptionsPath = "/account/passkeys/confirm-options"
     public static let confirmPasskeyPath = "/account/passkeys/confirm"
     public static let paths = [pagePath, AccountClient.callbackPath, optionsPath, registerPath, removePath, renamePath, confirmPath, deletePath,
-                               confirmPasskeyOptionsPath, confirmPasskeyPath]
+                               emailPath, confirmPasskeyOptionsPath, confirmPasskeyPath]
 
     /// Back to the account page after a change, with `?done=` naming what
     /// happened (AccountPage.noticeLine shows it); `detail` is for the log.
@@ -42,6 +43,7 @@ public final class AccountResponder: RoutedEndpointGroup {
         let overview = AccountOverview(signIn: signIn, selfService: changes.selfService, sessions: services.sessions, clients: services.clients,
                                        totp: services.totp, reauthentication: changes.reauthentication, catalogue: services.messages)
         let deletion = AccountDeletion(changes: changes, accountChanges: services.accountChanges, catalogue: services.messages)
+        let emailChange = AccountEmailChange(changes: changes, gettingIn: services.gettingIn, catalogue: services.messages)
         let passkeyConfirmation = AccountPasskeyConfirmation(changes: changes, passkeys: services.passkeys, catalogue: services.messages)
         let passkeys = AccountPasskeys(changes: changes, passkeys: services.passkeys, catalogue: services.messages)
         table = RouteTable([
@@ -54,6 +56,7 @@ public final class AccountResponder: RoutedEndpointGroup {
             changes.row(Self.renamePath, passkeys.rename),
             changes.row(Self.confirmPath, AccountConfirmation(changes: changes).confirm),
             changes.row(Self.deletePath, deletion.delete),
+            changes.row(Self.emailPath, emailChange.request),
             changes.row(Self.confirmPasskeyOptionsPath, passkeyConfirmation.options),
             changes.row(Self.confirmPasskeyPath, passkeyConfirmation.verify),
         ])
@@ -98,6 +101,7 @@ struct AccountOverview {
             AccountReauthentication.section(formToken: token, secondsLeft: confirmedFor, hasPasskeys: !passkeys.isEmpty, messages: messages),
             AccountTOTPResponder.section(formToken: token, recoveryCodesLeft: recoveryCodesLeft, confirmed: confirmed, messages: messages),
         ]
+        sections.append(AccountEmailChange.section(user: signedIn.user, formToken: token, confirmed: confirmed, messages: messages))
         if confirmed {
             sections.append(AccountPasswordResponder.section(formToken: token, messages: messages))
             sections.append(AccountDeletion.section(formToken: token, messages: messages))

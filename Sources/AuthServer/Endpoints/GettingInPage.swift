@@ -95,9 +95,10 @@ struct GettingInPage {
     }
 
     /// The new-password form of the reset and invitation links.
-    func newPasswordForm(action: String, titleKey: String, token: String, email: String, error: PageText?, status: Int = 200) -> Response {
+    func newPasswordForm(action: String, titleKey: String, token: String, email: String, error: PageText?, status: Int = 200,
+                         leadKey: String = "getting_in.new_password_lead") -> Response {
         response(titleKey, """
-              <p class="lead">\(html("getting_in.new_password_lead", ["email": "<strong>" + HTMLEscaping.escape(email) + "</strong>"]))</p>
+              <p class="lead">\(html(leadKey, ["email": "<strong>" + HTMLEscaping.escape(email) + "</strong>"]))</p>
               \(alert(error))
               <form method="post" action="\(action)">
                 \(carried)

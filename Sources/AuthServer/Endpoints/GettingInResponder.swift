@@ -13,6 +13,8 @@ import SSOCore
 /// | `/login/verify` | the page with the one button | verifies; continues the sign-in |
 /// | `/login/verify/resend` | – | "check your email" (a new link for an unverified account) |
 /// | `/login/invitation` | the new-password form of an invitation | sets it; the address is verified |
+/// | `/login/email-change` | the page with the one button, naming the new address | moves the account there; the old address is told |
+/// | `/login/email-revert` | the new-password form of the old address's "it wasn't me" link | sets it, moves the account back, removes passkeys and TOTP, ends every session |
 /// | `/login/signup-offer` | `open` or nothing, for the login page's SSI (nginx: internal) | – |
 ///
 /// Every POST passes SameOriginBrowser (the GETs are links from mail);
@@ -25,7 +27,10 @@ public final class GettingInResponder: RoutedEndpointGroup {
     public static let resendPath = "/login/verify/resend"
     public static let invitationPath = GettingIn.invitationPath
     public static let signUpOfferPath = "/login/signup-offer"
-    public static let paths = [forgotPath, resetPath, signUpPath, verifyPath, resendPath, invitationPath, signUpOfferPath]
+    public static let emailChangePath = GettingIn.emailChangePath
+    public static let emailRevertPath = GettingIn.emailRevertPath
+    public static let paths = [forgotPath, resetPath, signUpPath, verifyPath, resendPath, invitationPath, signUpOfferPath, emailChangePath,
+                               emailRevertPath]
 
     public let table: RouteTable
 
@@ -43,6 +48,7 @@ public final class GettingInResponder: RoutedEndpointGroup {
         table = RouteTable([
             page(Self.forgotPath, handlers.forgot), page(Self.resetPath, handlers.reset), page(Self.signUpPath, handlers.signUp),
             page(Self.verifyPath, handlers.verify), page(Self.invitationPath, handlers.invitation),
+            page(Self.emailChangePath, handlers.emailChange), page(Self.emailRevertPath, handlers.emailRevert),
             Endpoint(Self.resendPath, .post, input: .form, guards: guards, errors: errors, cache: .noStore, handler: handlers.resend),
             // nginx's SSI subrequest: whether the login page offers sign-up.
             Endpoint(Self.signUpOfferPath, .get, cache: .noStore) { _ in

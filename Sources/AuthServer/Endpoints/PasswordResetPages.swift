@@ -44,36 +44,40 @@ struct GettingInHandlers {
                         doneKey: "invitation.done", again: GettingInResponder.forgotPath, againKey: "reset.ask_again")
     }
 
-    /// The reset's and the invitation's page: the form while the link
-    /// lives, then the new password set (nobody signed in: the app signs
-    /// in with it, the usual way).
+    /// `GET|POST /login/email-revert` (`token` from the mail to the old
+    /// address after an email change).
+    func emailRevert(_ exchange: EndpointExchange) throws -> Response {
+        try newPassword(exchange, purpose: .emailRevert, action: GettingInResponder.emailRevertPath, titleKey: "email_revert.title",
+                        doneKey: "email_revert.done", again: GettingInResponder.forgotPath, againKey: "reset.ask_again",
+                        leadKey: "email_revert.lead")
+    }
+
+    /// The page of a link that sets a password (reset, invitation, revert):
+    /// the form while the link lives, then the new password set (nobody
+    /// signed in: the app signs in with it, the usual way).
     func newPassword(_ exchange: EndpointExchange, purpose: AccountLinkPurpose, action: String, titleKey: String, doneKey: String,
-                     again: String, againKey: String) throws -> Response {
+                     again: String, againKey: String, leadKey: String = "getting_in.new_password_lead") throws -> Response {
         let page = GettingInPage(exchange, catalogue: catalogue)
         let token = Self.field(exchange, "token") ?? ""
         let invalid = { page.invalidLink(again: again + page.query, againKey: againKey) }
-        guard Self.isPost(exchange) else {
-            guard let user = try gettingIn.linkedAccount(token: token, purpose: purpose) else { return invalid() }
-            return page.newPasswordForm(action: action, titleKey: titleKey, token: token, email: user.email, error: nil)
+        /// The form again (with `error`), or the invalid-link page when the link died meanwhile.
+        func form(_ error: PageText?, status: Int) throws -> Response {
+            guard let (_, email) = try gettingIn.linkedAccountAndAddress(token: token, purpose: purpose) else { return invalid() }
+            return page.newPasswordForm(action: action, titleKey: titleKey, token: token, email: email, error: error, status: status,
+                                        leadKey: leadKey)
         }
+        guard Self.isPost(exchange) else { return try form(nil, status: 200) }
         guard let password = try? exchange.parameters.singleAllowingControlCharacters("password"),
               let confirm = try? exchange.parameters.singleAllowingControlCharacters("confirm"), password.utf8.count <= 1024 else {
-            guard let user = try gettingIn.linkedAccount(token: token, purpose: purpose) else { return invalid() }
-            return page.newPasswordForm(action: action, titleKey: titleKey, token: token, email: user.email,
-                                        error: PageText("password.missing"), status: 400)
+            return try form(PageText("password.missing"), status: 400)
         }
-        guard password.utf8.elementsEqual(confirm.utf8) else {
-            guard let user = try gettingIn.linkedAccount(token: token, purpose: purpose) else { return invalid() }
-            return page.newPasswordForm(action: action, titleKey: titleKey, token: token, email: user.email,
-                                        error: PageText("getting_in.mismatch"), status: 400)
-        }
+        guard password.utf8.elementsEqual(confirm.utf8) else { return try form(PageText("getting_in.mismatch"), status: 400) }
         switch try gettingIn.setPassword(token: token, purpose: purpose, password: password, ip: exchange.request.remoteAddress) {
         case .invalidLink: return invalid()
-        case .refused(let refusal):
-            guard let user = try gettingIn.linkedAccount(token: token, purpose: purpose) else { return invalid() }
-            return page.newPasswordForm(action: action, titleKey: titleKey, token: token, email: user.email,
-                                        error: PageText(refusal.messageKey), status: 400)
-                .logging("new password refused: \(refusal)")
+        case .refused(let refusal): return try form(PageText(refusal.messageKey), status: 400).logging("new password refused: \(refusal)")
+        case .addressTaken:
+            return page.response("email_change.taken_title", "<p class=\"lead\" role=\"alert\">\(page.html("email_change.taken"))</p>",
+                                 status: 409).logging("email revert refused: the address has another account now")
         case .set(let user, let ended):
             return page.response(titleKey, """
                   <p class="lead" role="status">\(page.html(doneKey))</p>

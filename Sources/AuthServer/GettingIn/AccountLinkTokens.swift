@@ -8,6 +8,11 @@ enum AccountLinkTokens {
     static let verificationLifetime: Int64 = 24 * 3600
     static let passwordResetLifetime: Int64 = 30 * 60
     static let invitationLifetime: Int64 = 7 * 86_400
+    /// An email change's link to the new address lives as a verification
+    /// link; the old address's "it wasn't me" link a week, because the
+    /// owner of a taken-over account may not read mail every day.
+    static let emailChangeLifetime: Int64 = verificationLifetime
+    static let emailRevertLifetime: Int64 = 7 * 86_400
 
     /// A new token (22 base64url characters).
     static func make() -> String { SecureRandom.token(byteCount: 16) }
@@ -24,6 +29,7 @@ enum AccountLinkTokens {
         switch purpose {
         case .passwordReset: passwordResetLifetime
         case .invitation: invitationLifetime
+        case .emailRevert: emailRevertLifetime
         default: verificationLifetime
         }
     }

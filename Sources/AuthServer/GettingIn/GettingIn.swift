@@ -25,6 +25,8 @@ public final class GettingIn {
     static let verifyPath = "/login/verify"
     static let resetPath = "/login/reset"
     static let invitationPath = "/login/invitation"
+    static let emailChangePath = "/login/email-change"
+    static let emailRevertPath = "/login/email-revert"
 
     // MARK: Sign-up
 
@@ -169,34 +171,47 @@ public final class GettingIn {
         }
     }
 
-    /// The account a live link of `purpose` is for.
-    func linkedAccount(token: String, purpose: AccountLinkPurpose) throws -> User? {
-        guard let hash = AccountLinkTokens.hash(token),
-              let link = try storage.read.accountLinks.live(tokenHash: hash, purpose: purpose, now: clock()) else { return nil }
-        return try storage.read.users.find(id: link.userID)
-    }
-
     enum NewPasswordOutcome {
         case set(User, endedSessions: [String])
         /// Used, voided, expired or never ours.
         case invalidLink
         case refused(PasswordRefusal)
+        /// A revert link's address belongs to another account now.
+        case addressTaken
     }
 
-    /// The reset link's or the invitation's form: the new password is set
-    /// and the link spent in one write unit. A reset ends every session of
+    /// The form of a reset link, an invitation, or an email change's "it
+    /// wasn't me" link (which also moves the account back: revertEmail):
+    /// the new password is set and the link spent in one write unit. A reset ends every session of
     /// the account with its refresh tokens and device secrets (the same
     /// path as an administrator's password change), clears a lock, voids
     /// the other reset links, and keeps TOTP and passkeys; it signs nobody
     /// in. Either link proves the address, which then counts as verified.
     func setPassword(token: String, purpose: AccountLinkPurpose, password: String, ip: String) throws -> NewPasswordOutcome {
-        guard let hash = AccountLinkTokens.hash(token), let account = try linkedAccount(token: token, purpose: purpose) else { return .invalidLink }
-        if let refusal = PasswordPolicy.refusal(of: password, email: account.email) { return .refused(refusal) }
+        guard let hash = AccountLinkTokens.hash(token), let (account, email) = try linkedAccountAndAddress(token: token, purpose: purpose) else {
+            return .invalidLink
+        }
+        if let refusal = PasswordPolicy.refusal(of: password, email: email) { return .refused(refusal) }
         let passwordHash = try hasher.hash(password: password)
         let now = clock()
-        return try storage.write { tx -> NewPasswordOutcome in
-            guard let link = try tx.accountLinks.redeem(tokenHash: hash, purpose: purpose, now: now), link.userID == account.id,
-                  let user = try tx.users.find(id: link.userID) else { return .invalidLink }
+        do {
+            return try setPassword(passwordHash, linkHash: hash, purpose: purpose, accountID: account.id, now: now, ip: ip)
+        } catch is AddressTaken {
+            return .addressTaken
+        }
+    }
+
+    private func setPassword(_ passwordHash: String, linkHash hash: [UInt8], purpose: AccountLinkPurpose, accountID: Int64, now: Int64,
+                             ip: String) throws -> NewPasswordOutcome {
+        try storage.write { tx -> NewPasswordOutcome in
+            guard let link = try tx.accountLinks.redeem(tokenHash: hash, purpose: purpose, now: now), link.userID == accountID,
+                  var user = try tx.users.find(id: link.userID) else { return .invalidLink }
+            if purpose == .emailRevert {
+                // The address went to another account meanwhile: the link
+                // cannot do what it says; roll back (the link stays live).
+                guard let moved = try revertEmail(link, of: user, tx, now: now, ip: ip) else { throw AddressTaken() }
+                user = moved
+            }
             try tx.users.setPasswordHash(passwordHash, userID: user.id)
             if try tx.users.markEmailVerified(userID: user.id) {
                 SecurityEvents.gettingIn("email_verified", user: user.email, ip: ip)
@@ -208,6 +223,18 @@ public final class GettingIn {
             SecurityEvents.gettingIn(purpose == .invitation ? "invitation_accepted" : "password_reset", user: user.email, ip: ip)
             return .set(user, endedSessions: ended)
         }
+    }
+
+    /// Thrown inside a revert's write unit to roll it back.
+    struct AddressTaken: Error {}
+
+    /// The account a live link of `purpose` is for, and the address its
+    /// page names: the account's, or the one a revert link restores.
+    func linkedAccountAndAddress(token: String, purpose: AccountLinkPurpose) throws -> (User, String)? {
+        guard let hash = AccountLinkTokens.hash(token),
+              let link = try storage.read.accountLinks.live(tokenHash: hash, purpose: purpose, now: clock()),
+              let user = try storage.read.users.find(id: link.userID) else { return nil }
+        return (user, purpose == .emailRevert ? link.targetEmail ?? user.email : user.email)
     }
 
     // MARK: Invitations

@@ -155,7 +155,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
 /// kinds (IssuerStorage's OutboxMessageKind; "other" for a kind this build
 /// does not know) and what became of one attempt.
 public enum MailMetricLabels {
-    public static let kinds = ["verification", "password_reset", "invitation", "notice", "test", "other"]
+    public static let kinds = ["verification", "password_reset", "invitation", "email_change", "notice", "test", "other"]
     /// sent: the server took it (or it was written to the drop directory);
     /// retry: a temporary failure, tried again later; failed: given up.
     public static let results = ["sent", "retry", "failed"]
