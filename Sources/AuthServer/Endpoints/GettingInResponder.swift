@@ -35,7 +35,7 @@ public final class GettingInResponder: RoutedEndpointGroup {
     public let table: RouteTable
 
     public init(services: IssuerServices) {
-        let handlers = GettingInHandlers(gettingIn: services.gettingIn, catalogue: services.messages, signup: services.settings.signup,
+        let handlers = GettingInHandlers(gettingIn: services.gettingIn, selfService: services.accountSelfService, catalogue: services.messages, signup: services.settings.signup,
                                          completion: services.signInCompletion,
                                          answer: SignInAnswer(issuer: services.settings.issuer,
                                                               sessionLifetime: services.settings.lifetimes.ssoSession))

@@ -6,6 +6,9 @@ import SSOCore
 /// page at the end).
 struct GettingInHandlers {
     let gettingIn: GettingIn
+    /// The sign-up's password on a verification page opened elsewhere,
+    /// checked through the login throttle.
+    let selfService: AccountSelfService
     let catalogue: MessageCatalogue
     let signup: SignupMode
     let completion: SignInCompletion

@@ -39,22 +39,38 @@ extension GettingInHandlers {
     /// open every link in a mail: opening it changes nothing. `POST` (the
     /// button) verifies; when the sign-up began in this browser's pending
     /// sign-in, that sign-in goes on to the app, signed in.
+    ///
+    /// Opened in any other browser, the page also asks for the password
+    /// chosen at sign-up, checked through the login throttle like a
+    /// sign-in. Otherwise someone who signed up first with another's
+    /// address would have that address's owner verify the account whose
+    /// password they hold by one click on a mail the owner never expected
+    /// (account pre-hijacking, Sudhodanan and Paverd, USENIX Security
+    /// 2022); now the owner, who does not know it, cannot, and signs up
+    /// afresh instead (GettingIn.signUp then takes the account over).
     func verify(_ exchange: EndpointExchange) throws -> Response {
         let page = GettingInPage(exchange, catalogue: catalogue)
         let token = Self.field(exchange, "token") ?? ""
         let invalid = { page.invalidLink(again: "/login.html" + page.query, againKey: "verify.sign_in_to_resend") }
-        guard Self.isPost(exchange) else {
-            guard try gettingIn.verificationLink(token: token) != nil else { return invalid() }
-            return page.response("verify.title", """
-                  <p class="lead">\(page.html("verify.lead"))</p>
-                  <form method="post" action="\(GettingInResponder.verifyPath)">
-                    \(page.carried)
-                    <input type="hidden" name="token" value="\(HTMLEscaping.escape(token))">
-                    <button type="submit">\(page.html("verify.submit"))</button>
-                  </form>
-                """)
-        }
         let cookie = exchange.request.cookies[PendingAuthorizations.cookieName]
+        guard let link = try gettingIn.verificationLink(token: token), let account = try gettingIn.account(of: link) else { return invalid() }
+        let asksPassword = !GettingIn.isSignUpBrowser(link, pendingCookieSecret: cookie)
+        let form = { (error: PageText?, status: Int) in
+            SignUpPages.verifyForm(page, token: token, email: asksPassword ? account.email : nil, error: error, status: status)
+        }
+        guard Self.isPost(exchange) else { return form(nil, 200) }
+        if asksPassword {
+            guard let password = try? exchange.parameters.singleAllowingControlCharacters("password"), !password.isEmpty,
+                  password.utf8.count <= 1024 else {
+                return form(PageText("verify.password_missing"), 400).logging("verification without the sign-up's password")
+            }
+            switch try selfService.checkCurrentPassword(password, of: account, address: exchange.request.remoteAddress) {
+            case .wrong:
+                return form(PageText("verify.password_wrong"), 400).logging("verification refused: wrong password for user \(account.id)")
+            case .locked(let detail): return form(PageText("password.locked"), 400).logging("verification refused: \(detail)")
+            case .verified(let attempt): try selfService.settle(attempt)
+            }
+        }
         guard let verified = try gettingIn.verify(token: token, pendingCookieSecret: cookie, ip: exchange.request.remoteAddress) else {
             return invalid()
         }
@@ -78,6 +94,32 @@ extension GettingInHandlers {
 }
 
 enum SignUpPages {
+    /// The verification link's page: one button, and, outside the browser
+    /// that signed up (`email` given), the sign-up's password first.
+    static func verifyForm(_ page: GettingInPage, token: String, email: String?, error: PageText?, status: Int) -> Response {
+        let escape = HTMLEscaping.escape
+        let password = email.map { email in
+            """
+                <p class="small">\(page.html("verify.password_lead"))</p>
+                <input type="hidden" name="username" value="\(escape(email))" autocomplete="username">
+                <div class="field">
+                  <label for="password">\(page.html("login.password"))</label>
+                  <input id="password" name="password" type="password" autocomplete="current-password" required>
+                </div>
+            """
+        } ?? ""
+        return page.response("verify.title", """
+              <p class="lead">\(page.html("verify.lead"))</p>
+              \(page.alert(error))
+              <form method="post" action="\(GettingInResponder.verifyPath)">
+                \(page.carried)
+                <input type="hidden" name="token" value="\(escape(token))">
+            \(password)
+                <button type="submit">\(page.html("verify.submit"))</button>
+              </form>
+            """, status: status)
+    }
+
     static func form(_ page: GettingInPage, email: String, name: String, error: PageText?, status: Int = 200) -> Response {
         let escape = HTMLEscaping.escape
         return page.response("signup.title", """

@@ -140,11 +140,21 @@ public final class GettingIn {
                   let user = try tx.users.find(id: link.userID) else { return nil }
             _ = try tx.users.markEmailVerified(userID: user.id)
             SecurityEvents.gettingIn("email_verified", user: user.email, ip: ip)
-            let continues = link.pendingRequest.map { stored in
-                pendingCookieSecret.map { ConstantTime.equals(Array(Self.pendingReference($0).utf8), Array(stored.utf8)) } ?? false
-            } ?? false
-            return (try tx.users.find(id: user.id) ?? user, continues)
+            return (try tx.users.find(id: user.id) ?? user, Self.isSignUpBrowser(link, pendingCookieSecret: pendingCookieSecret))
         }
+    }
+
+    /// Whether the browser holding `pendingCookieSecret` is the one that
+    /// signed up: the link keeps the SHA-256 of that browser's pending
+    /// sign-in cookie, compared in constant time.
+    static func isSignUpBrowser(_ link: AccountLink, pendingCookieSecret: String?) -> Bool {
+        guard let stored = link.pendingRequest, let pendingCookieSecret else { return false }
+        return ConstantTime.equals(Array(pendingReference(pendingCookieSecret).utf8), Array(stored.utf8))
+    }
+
+    /// The account a live verification link is for.
+    func account(of link: AccountLink) throws -> User? {
+        try storage.read.users.find(id: link.userID)
     }
 
     // MARK: Password reset
