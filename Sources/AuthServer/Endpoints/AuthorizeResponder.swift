@@ -85,7 +85,11 @@ struct Authorization {
                 .logging("authorization error redirect: login_required (prompt=none: \(reason))")
         }
         let (cookieSecret, formToken) = try pendingAuthorizations.create(authorization, replacesSID: session?.sid)
-        var location = LoginPageLocation.page(clientID: authorization.clientID, formToken: formToken)
+        // prompt=create: the sign-up page of this pending sign-in, whose
+        // verification link continues it in this browser (GettingIn).
+        var location = authorization.prompt.contains("create")
+            ? GettingInResponder.signUpPath + "?req=" + FormParser.encodeComponent(formToken)
+            : LoginPageLocation.page(clientID: authorization.clientID, formToken: formToken)
         if let hint = authorization.loginHint { location += "&login_hint=" + FormParser.encodeComponent(hint) }
         // The sign-in page in the language ui_locales asks for, when there
         // are pages in it; without ui_locales nginx picks from Accept-Language.
@@ -99,12 +103,14 @@ struct Authorization {
         return response
     }
 
-    /// prompt=login always asks; so does select_account (OIDC Core §3.1.2.1:
+    /// prompt=login always asks; so do create and select_account (OIDC Core §3.1.2.1:
     /// "prompt the End-User to select a user account"; the sign-in page is
     /// where the user picks one, by signing in with it); max_age asks when
     /// the last sign-in is older (max_age=0 is equivalent to prompt=login).
     func needsAuthentication(_ request: AuthorizationRequest, session: SSOSession) -> Bool {
-        if request.prompt.contains("login") || request.prompt.contains("select_account") { return true }
+        // create: "the user desires to create a new account rather than
+        // authenticate an existing identity", signed in or not.
+        if request.prompt.contains("login") || request.prompt.contains("select_account") || request.prompt.contains("create") { return true }
         if let maxAge = request.maxAge, clock() - session.authTime >= Int64(maxAge) { return true }
         return false
     }

@@ -41,6 +41,10 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     /// tag values": the languages there are pages in (`ui_locales` picks
     /// among them). Left out when none is known.
     public var ui_locales_supported: [String]?
+    /// "Initiating User Registration via OpenID Connect 1.0" §4.2: "JSON
+    /// array containing the list of prompt values that this OP supports";
+    /// `create` only with GATEHOUSE_SIGNUP=open.
+    public var prompt_values_supported: [String]
 
     /// `uiLocales`: the languages of the pages `ssoctl pages` wrote.
     public init(config: GatehouseConfig, uiLocales: [String] = []) {
@@ -77,6 +81,7 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         native_sso_supported = true
         dpop_signing_alg_values_supported = DPoPProof.supportedAlgorithms
         ui_locales_supported = uiLocales.isEmpty ? nil : uiLocales.sorted()
+        prompt_values_supported = AuthorizationRequestValidator.promptValues(signUpOpen: config.signup == .open)
     }
 }
 

@@ -35,6 +35,8 @@ public struct AuthorizationRequestValidator {
     let issuer: String
     /// `GATEHOUSE_REQUIRE_PAR`: every client must push (RFC 9126 §4).
     let requirePushedRequests: Bool
+    /// `GATEHOUSE_SIGNUP=open`: `prompt=create` is understood.
+    let signUpOpen: Bool
     static let maximumStateBytes = 1024
 
     /// Every parameter some step of `validate` (or /authorize, for
@@ -51,12 +53,13 @@ public struct AuthorizationRequestValidator {
     ]
 
     public init(clients: ClientRegistry, hints: IDTokenHintVerifier, apis: APIRegistry, issuer: String,
-                requirePushedRequests: Bool = false) {
+                requirePushedRequests: Bool = false, signUpOpen: Bool = false) {
         self.clients = clients
         self.hints = hints
         self.apis = apis
         self.issuer = issuer
         self.requirePushedRequests = requirePushedRequests
+        self.signUpOpen = signUpOpen
     }
 
     public func validate(_ parameters: FormParameters, source: AuthorizationRequestSource = .direct) throws -> AuthorizationRequest {
@@ -276,10 +279,17 @@ public struct AuthorizationRequestValidator {
     /// pushed authorization request does not involve resource owner
     /// interaction, error codes related to user interaction, such as
     /// consent_required defined by [OIDC], are never returned."
+    ///
+    /// create ("Initiating User Registration via OpenID Connect 1.0" §4.1):
+    /// "the client desires that the user be shown the account creation UI
+    /// rather than the login flow", only where sign-up is open; elsewhere it
+    /// is an unknown value, refused as the spec asks of a value not in
+    /// `prompt_values_supported` ("the OP SHOULD respond with ... an error
+    /// value of invalid_request").
     func checkPrompt(_ parameters: FormParameters, source: AuthorizationRequestSource) throws -> Set<String> {
         guard let text = try parameters.single("prompt") else { return [] }
         let values = Set(text.split(separator: " ").map(String.init))
-        if let unknown = values.subtracting(["none", "login", "consent", "select_account"]).sorted().first {
+        if let unknown = values.subtracting(Self.promptValues(signUpOpen: signUpOpen)).sorted().first {
             throw OAuthError.invalidRequest("unknown prompt value", detail: "prompt value \(unknown.prefix(32).debugDescription)")
         }
         if values.contains("none") && values.count > 1 { throw OAuthError.invalidRequest("prompt=none cannot be combined with other values") }
@@ -287,6 +297,11 @@ public struct AuthorizationRequestValidator {
             throw OAuthError(.consentRequired, "this server has no consent page; the app is approved by its registration")
         }
         return values
+    }
+
+    /// The `prompt` values understood, as discovery lists them.
+    public static func promptValues(signUpOpen: Bool) -> [String] {
+        ["none", "login", "consent", "select_account"] + (signUpOpen ? ["create"] : [])
     }
 
     func checkMaxAge(_ parameters: FormParameters) throws -> Int? {
