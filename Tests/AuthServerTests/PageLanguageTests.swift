@@ -86,7 +86,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
     // MARK: Every page, built with the real catalogues
 
     static let keyPattern = try! NSRegularExpression(
-        pattern: "(?<![\\w/.-])(?:account|sessions|totp|password|password_rule|logout|error|passkeys|brand|login|otp|getting_in|forgot|reset|signup|verify|unverified|invitation|mail|confirm|delete)\\.[a-z_]+(?![\\w.-])")
+        pattern: "(?<![\\w/.-])(?:account|sessions|totp|password|password_rule|logout|error|passkeys|brand|login|otp|getting_in|forgot|reset|signup|verify|unverified|invitation|mail|confirm|delete|email|email_change|email_revert)\\.[a-z_]+(?![\\w.-])")
 
     /// No text of the page is a key (a key the catalogue lacks shows as itself).
     func assertNoKey(_ html: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
@@ -155,7 +155,11 @@ final class PageLanguageTests: SessionEndpointsTestCase {
         pages.append(("unverified sign-in", SignUpPages.unverified(email: "a@example.com", step: step).bodyText))
         for text in ["verify.title", "verify.lead", "verify.submit", "verify.done", "verify.done_title", "verify.sign_in_to_resend", "reset.done",
                      "invitation.done", "signup.closed_title", "signup.closed_lead", "signup.invalid_name", "password_rule.too_short",
-                     "password_rule.too_long", "login.forgot", "login.create_account"] {
+                     "password_rule.too_long", "login.forgot", "login.create_account", "verify.password_lead", "verify.password_missing",
+                     "verify.password_wrong", "email.heading", "email.verified", "email.unverified", "email.new", "email.how", "email.submit",
+                     "email_change.title", "email_change.lead", "email_change.submit", "email_change.done_title", "email_change.done",
+                     "email_change.to_account", "email_change.taken_title", "email_change.taken", "email_change.ask_again", "email_revert.title",
+                     "email_revert.lead", "email_revert.done"] {
             pages.append(("text \(text)", messages.html(text)))
         }
         for notice in AccountPage.notices.keys.sorted() {

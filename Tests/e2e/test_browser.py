@@ -91,24 +91,30 @@ def query_of(url):
 
 # --- browser set-up ------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def browser_home(stack):
-    """A throwaway HOME whose NSS database trusts the stack's CA, or None
-    when certutil is missing or fails (the browser then ignores TLS errors)."""
+def nss_home_trusting(ca):
+    """A throwaway HOME whose NSS database trusts `ca`: {"home", "trusted"},
+    trusted False when certutil is missing or fails (the browser then
+    ignores TLS errors). The caller removes the home."""
     home = tempfile.mkdtemp(prefix="gatehouse-chromium-")
     nssdb = os.path.join(home, ".pki", "nssdb")
     os.makedirs(nssdb)
     try:
         for command in (["certutil", "-d", f"sql:{nssdb}", "-N", "--empty-password"],
-                        ["certutil", "-d", f"sql:{nssdb}", "-A", "-t", "C,,", "-n", "gatehouse", "-i", stack.ca]):
+                        ["certutil", "-d", f"sql:{nssdb}", "-A", "-t", "C,,", "-n", "gatehouse", "-i", ca]):
             subprocess.run(command, check=True, capture_output=True, timeout=30)
-        trusted = True
+        return {"home": home, "trusted": True}
     except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
         warnings.warn(f"cannot add the stack CA to an NSS database ({error}); "
                       "Chromium runs with --ignore-certificate-errors")
-        trusted = False
-    yield {"home": home, "trusted": trusted}
-    shutil.rmtree(home, ignore_errors=True)
+        return {"home": home, "trusted": False}
+
+
+@pytest.fixture(scope="session")
+def browser_home(stack):
+    """nss_home_trusting the module stack's CA, removed afterwards."""
+    home = nss_home_trusting(stack.ca)
+    yield home
+    shutil.rmtree(home["home"], ignore_errors=True)
 
 
 def start_chromium(browser_home, javascript=True, dark=False, ignore_certificate_errors=False, language="en-US"):

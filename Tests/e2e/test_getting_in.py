@@ -129,6 +129,33 @@ def test_sign_up_verify_and_the_apps_sign_in_goes_on(journeys):
     assert signed_in.status_code == 303 and signed_in.headers["Location"].startswith("myapp:auth/callback?")
 
 
+def test_prompt_create_opens_the_sign_up_page_of_the_apps_sign_in(journeys):
+    """Initiating User Registration via OpenID Connect 1.0: prompt=create
+    lands on the sign-up page, even with a session, and verifying in this
+    browser completes the app's sign-in."""
+    stack, inbox = journeys
+    discovery = stack.session().get(stack.issuer + "/.well-known/openid-configuration").json()
+    assert "create" in discovery["prompt_values_supported"]
+    http = stack.session()
+    app = App(stack, http)
+    first = app.authorize(prompt="create")
+    assert first.status_code == 303 and first.headers["Location"].startswith("/login/signup?req="), first.headers
+    req = query(first.headers["Location"])["req"]
+    form = http.get(stack.issuer + first.headers["Location"])
+    assert form.status_code == 200 and 'action="/login/signup"' in form.text and f'name="req" value="{req}"' in form.text
+    email, password = fresh_address("create"), strong_password()
+    assert sign_up(stack, http, email, password=password, req=req).status_code == 200
+    url = link(inbox.wait(email)[0][2], stack, "/login/verify")
+    pressed = http.post(stack.issuer + "/login/verify", data={"token": token_of(url), "req": req}, allow_redirects=False)
+    assert pressed.status_code == 303 and pressed.headers["Location"].startswith("myapp:auth/callback?"), pressed.text
+    assert app.exchange(app.code_from(pressed)).status_code == 200
+    # Signed in now, prompt=create still shows the sign-up page, never a silent code.
+    again = app.authorize(prompt="create")
+    assert again.status_code == 303 and again.headers["Location"].startswith("/login/signup?req=")
+    both = app.authorize(prompt="none create")
+    assert query(both.headers["Location"])["error"] == "invalid_request"
+
+
 def test_a_new_link_on_request_voids_the_old_one_and_verifies_without_a_pending_sign_in(journeys):
     stack, inbox = journeys
     email, password = fresh_address("resend"), strong_password()
@@ -139,7 +166,17 @@ def test_a_new_link_on_request_voids_the_old_one_and_verifies_without_a_pending_
     second = link(inbox.wait(email, 2)[1][2], stack, "/login/verify")
     assert first != second
     assert requests.get(first, verify=stack.ca).status_code == 410, "a newer link voids the older"
-    done = requests.post(stack.issuer + "/login/verify", data={"token": token_of(second)}, verify=stack.ca, allow_redirects=False)
+    # Another browser than the one that signed up: the sign-up's password too.
+    opened = requests.get(second, verify=stack.ca)
+    assert opened.status_code == 200 and 'name="password"' in opened.text and "outside the browser you signed up in" in opened.text
+    press = lambda **data: requests.post(stack.issuer + "/login/verify", data={"token": token_of(second), **data},  # noqa: E731
+                                         verify=stack.ca, allow_redirects=False)
+    missing = press()
+    assert missing.status_code == 400 and "Enter the password you chose" in missing.text
+    wrong = press(password="wrong-" + password)
+    assert wrong.status_code == 400 and "That is not this sign-up" in wrong.text
+    assert user_entry(stack, email)["email_verified"] is False, "refusals confirm nothing and keep the link"
+    done = press(password=password)
     assert done.status_code == 200 and "Your email address is confirmed" in done.text
     assert user_entry(stack, email)["email_verified"] is True
 
@@ -154,7 +191,8 @@ def test_the_owners_sign_up_over_an_unverified_one_replaces_its_password(journey
     inbox.wait(email)
     assert sign_up(stack, stack.session(), email, name="Owner", password=owners).status_code == 200
     latest = link(inbox.wait(email, 2)[1][2], stack, "/login/verify")
-    done = requests.post(stack.issuer + "/login/verify", data={"token": token_of(latest)}, verify=stack.ca, allow_redirects=False)
+    done = requests.post(stack.issuer + "/login/verify", data={"token": token_of(latest), "password": owners}, verify=stack.ca,
+                         allow_redirects=False)
     assert done.status_code == 200, done.text
     entry = user_entry(stack, email)
     assert entry["email_verified"] is True and entry["name"] == "Owner"
@@ -162,6 +200,20 @@ def test_the_owners_sign_up_over_an_unverified_one_replaces_its_password(journey
     assert refused.status_code == 303 and "error=invalid_credentials" in refused.headers["Location"], refused.headers
     _, signed_in = password_sign_in(stack, email, owners)
     assert signed_in.status_code == 303 and "code=" in signed_in.headers["Location"], signed_in.headers
+
+
+def test_the_owner_cannot_verify_someone_elses_sign_up_with_one_click(journeys):
+    """The other half of pre-hijacking: the owner, who never signed up,
+    opens the mail and presses the button; without the sign-up's password
+    (which only the one who signed up knows) nothing is confirmed."""
+    stack, inbox = journeys
+    email, attackers = fresh_address("oneclick"), strong_password()
+    assert sign_up(stack, stack.session(), email, name="Attacker", password=attackers).status_code == 200
+    url = link(inbox.wait(email)[0][2], stack, "/login/verify")
+    pressed = requests.post(stack.issuer + "/login/verify", data={"token": token_of(url)}, verify=stack.ca, allow_redirects=False)
+    assert pressed.status_code == 400 and user_entry(stack, email)["email_verified"] is False
+    _, refused = password_sign_in(stack, email, attackers)
+    assert refused.status_code == 403, "the account still cannot sign in"
 
 
 def test_a_sign_up_with_a_known_address_answers_the_same_and_mails_its_owner_a_notice(journeys):
@@ -415,6 +467,11 @@ def test_closed_mode_offers_no_sign_up_but_still_the_reset(stack):
     assert 'id="forgot-password"' in expired and "an error occurred" not in expired
     closed = http.post(stack.issuer + "/login/signup", data={"email": fresh_address(), "name": "N", "password": strong_password()})
     assert closed.status_code == 404 and "No sign-up here" in closed.text
+    # prompt=create is unknown where sign-up is closed: invalid_request, and discovery does not list it.
+    refused = App(stack, http).authorize(prompt="create")
+    assert refused.status_code == 303 and query(refused.headers["Location"])["error"] == "invalid_request", refused.headers
+    discovery = http.get(stack.issuer + "/.well-known/openid-configuration").json()
+    assert discovery["prompt_values_supported"] == ["none", "login", "consent", "select_account"]
     config = open(os.path.join(stack.home, "nginx", "nginx.conf")).read()
     assert "limit_req_zone $gatehouse_form_post_key zone=signup:10m rate=10r/m;" in config
     assert "limit_req_zone $gatehouse_form_post_key zone=reset:10m rate=10r/m;" in config

@@ -4,17 +4,15 @@ the outbox and gatehouse-mailer to an SMTP server on loopback (aiosmtpd):
 sign-up → the mailed link's one button → back in the app, signed in; and
 forgot → reset → sign in with the new password. The links are opened in
 the same browser, as a person's mail client would hand them to it."""
-import os
 import secrets
 import shutil
-import subprocess
-import tempfile
 
 import pytest
 from selenium.webdriver.common.by import By
 
 from getting_in_mail import journeys, link  # noqa: F401 (a fixture)
-from test_browser import AuthorizationRequest, jwt_claims, query_of, start_chromium, wait_for_element, wait_for_url
+from test_browser import (AuthorizationRequest, jwt_claims, nss_home_trusting, query_of, start_chromium, wait_for_element,
+                          wait_for_url)
 
 
 @pytest.fixture(scope="module")
@@ -22,20 +20,11 @@ def chromium(journeys):
     """A factory of Chromium sessions that trust the module stack's CA (an
     NSS database in a throwaway HOME), else ignore certificate errors."""
     stack, _ = journeys
-    home = tempfile.mkdtemp(prefix="gatehouse-chromium-")
-    nssdb = os.path.join(home, ".pki", "nssdb")
-    os.makedirs(nssdb)
-    try:
-        for command in (["certutil", "-d", f"sql:{nssdb}", "-N", "--empty-password"],
-                        ["certutil", "-d", f"sql:{nssdb}", "-A", "-t", "C,,", "-n", "gatehouse", "-i", stack.ca]):
-            subprocess.run(command, check=True, capture_output=True, timeout=30)
-        trusted = True
-    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
-        trusted = False
+    home = nss_home_trusting(stack.ca)
     drivers = []
 
     def start(javascript=True):
-        driver = start_chromium({"home": home, "trusted": trusted}, javascript=javascript, ignore_certificate_errors=not trusted)
+        driver = start_chromium(home, javascript=javascript, ignore_certificate_errors=not home["trusted"])
         driver.set_page_load_timeout(20)
         drivers.append(driver)
         return driver
@@ -43,7 +32,7 @@ def chromium(journeys):
     yield start
     for driver in drivers:
         driver.quit()
-    shutil.rmtree(home, ignore_errors=True)
+    shutil.rmtree(home["home"], ignore_errors=True)
 
 
 @pytest.mark.parametrize("javascript", [True, False])

@@ -20,9 +20,11 @@ import requests
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 
+from getting_in_mail import journeys, link  # noqa: F401 (journeys: a fixture)
 from stack import Stack
 from test_account_security import new_user
 from test_browser import AuthorizationRequest, csp_violations, start_chromium, wait_for_element, wait_for_url
+from test_passkeys import confirm_identity
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUES = {language: json.loads((ROOT / "www" / "locales" / f"{language}.json").read_text()) for language in ("en", "de")}
@@ -162,6 +164,61 @@ def test_every_page_in_every_language_and_scheme(limited, drivers, language, sch
     assert driver.find_element(By.TAG_NAME, "h1").text == CATALOGUES[language]["error404.title"]
     assert csp_violations(driver) == []
     save(driver, "applinks-not-found", language, scheme)
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_getting_in_pages_in_every_language_and_scheme(journeys, drivers, language, scheme):
+    """Sign-up, its mail's page, "forgot your password", the reset link's
+    form, and changing the address on /account: on a stack of their own
+    with sign-up open and a real SMTP server (getting_in_mail.py)."""
+    stack, inbox = journeys
+    driver = drivers(language, scheme)
+    driver.get(stack.issuer + "/")
+    driver.delete_all_cookies()  # the other stack's, on the same host
+
+    request = AuthorizationRequest(stack, login_hint=None)
+    driver.get(request.url)
+    wait_for_url(driver, stack.issuer + "/login.html?", "the login page")
+    driver.find_element(By.ID, "create-account").click()
+    wait_for_element(driver, By.ID, "name")
+    check(driver, "signup", language, scheme, "signup.title")
+    email, password = f"pages-{language}-{scheme}@example.com", "a page-shot password 1"
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "name").send_keys("Zoë Müller")
+    driver.find_element(By.ID, "password").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    wait_for_element(driver, By.CSS_SELECTOR, "p[role=status]")
+    check(driver, "check-email", language, scheme, "getting_in.check_email_title")
+    driver.get(link(inbox.wait(email)[0][2], stack, "/login/verify"))
+    check(driver, "verify", language, scheme, "verify.title")
+
+    driver.get(stack.issuer + "/login/forgot")
+    check(driver, "forgot", language, scheme, "forgot.title")
+    known, known_password, _ = new_user(stack)
+    driver.find_element(By.ID, "email").send_keys(known)
+    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    wait_for_element(driver, By.CSS_SELECTOR, "p[role=status]")
+    driver.get(link(inbox.wait(known)[0][2], stack, "/login/reset"))
+    check(driver, "reset", language, scheme, "reset.title")
+
+    # Changing the address: the confirmed account page, the new address's
+    # page with its one button, the old address's way back.
+    sign_in(driver, stack, known, known_password)
+    confirm_identity(driver, stack, known_password)
+    wait_for_element(driver, By.ID, "new-email")
+    check(driver, "account-confirmed", language, scheme, "account.title")
+    moved = f"moved-{language}-{scheme}@example.com"
+    driver.find_element(By.ID, "new-email").send_keys(moved)
+    driver.find_element(By.ID, "change-email").click()
+    wait_for_element(driver, By.CSS_SELECTOR, "p.notice")
+    driver.get(link(inbox.wait(moved)[0][2], stack, "/login/email-change"))
+    check(driver, "email-change", language, scheme, "email_change.title")
+    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    wait_for_element(driver, By.CSS_SELECTOR, "p[role=status]")
+    check(driver, "email-change-done", language, scheme, "email_change.done_title")
+    driver.get(link(inbox.wait(known, 2)[1][2], stack, "/login/email-revert"))
+    check(driver, "email-revert", language, scheme, "email_revert.title")
 
 
 def test_the_too_many_attempts_page_in_every_language_and_scheme(limited, drivers):
