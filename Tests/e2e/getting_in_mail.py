@@ -6,7 +6,10 @@ Loopback needs no STARTTLS (the contract's "Mail"), so the server is plain;
 test_mail_delivery.py covers STARTTLS and AUTH."""
 import email
 import email.policy
+import json
+import os
 import re
+import secrets
 import threading
 import time
 
@@ -86,3 +89,32 @@ def link(message, stack, path):
 
 def token_of(url):
     return url.split("token=", 1)[1]
+
+
+def fresh_address(prefix="gi"):
+    return f"{prefix}-{secrets.token_hex(5)}@example.com"
+
+
+def strong_password():
+    return "pw-" + secrets.token_urlsafe(12)
+
+
+def new_user(stack, email=None, prefix="reset"):
+    """An account `ssoctl user add` makes (verified): (email, password)."""
+    email, password = email or fresh_address(prefix), strong_password()
+    added = stack.ssoctl("user", "add", email, "--name", "Journey Test", "--password-stdin", input=password + "\n")
+    assert added.returncode == 0, added.stderr
+    return email, password
+
+
+def user_entry(stack, email):
+    """`ssoctl user list --json`'s entry for `email` (ASCII case folded), or None."""
+    users = json.loads(stack.ssoctl("user", "list", "--json").stdout)
+    found = [user for user in users if user["email"].lower() == email.lower()]
+    return found[0] if found else None
+
+
+def audit(stack, event):
+    """The audit log's `event` lines, parsed."""
+    with open(os.path.join(stack.home, "log", "audit.log")) as handle:
+        return [json.loads(line) for line in handle if f'"event":"{event}"' in line.replace(" ", "")]

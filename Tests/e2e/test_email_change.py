@@ -4,41 +4,14 @@ link, used, moves the account; the old address is told, with a link that
 takes the account back. Mail travels for real (getting_in_mail.py: the
 outbox, gatehouse-mailer, an aiosmtpd server on loopback)."""
 import json
-import os
 import re
-import secrets
 
 import requests
 
-from getting_in_mail import journeys, link, text_part, token_of  # noqa: F401 (journeys: a fixture)
+from getting_in_mail import (audit, fresh_address, journeys, link, new_user, strong_password, text_part, token_of,  # noqa: F401
+                              user_entry)
 from oidc_flow import App
 from test_account_password import form_token, refreshes, signed_in
-
-
-def fresh_address(prefix="move"):
-    return f"{prefix}-{secrets.token_hex(5)}@example.com"
-
-
-def strong_password():
-    return "pw-" + secrets.token_urlsafe(12)
-
-
-def new_user(stack, email=None):
-    email, password = email or fresh_address(), strong_password()
-    added = stack.ssoctl("user", "add", email, "--name", "Mover Test", "--password-stdin", input=password + "\n")
-    assert added.returncode == 0, added.stderr
-    return email, password
-
-
-def user_entry(stack, email):
-    users = json.loads(stack.ssoctl("user", "list", "--json").stdout)
-    found = [user for user in users if user["email"].lower() == email.lower()]
-    return found[0] if found else None
-
-
-def audit(stack, event):
-    with open(os.path.join(stack.home, "log", "audit.log")) as handle:
-        return [json.loads(line) for line in handle if f'"event":"{event}"' in line.replace(" ", "")]
 
 
 def ask(stack, http, new_email, current=None, **headers):

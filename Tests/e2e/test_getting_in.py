@@ -15,35 +15,10 @@ import time
 import pytest
 import requests
 
-from getting_in_mail import html_part, journeys, link, text_part, token_of  # noqa: F401 (journeys: a fixture)
+from getting_in_mail import (audit, fresh_address, html_part, journeys, link, new_user, strong_password, text_part,  # noqa: F401
+                              token_of, user_entry)
 from oidc_flow import App, query
 from stack import DEMO_PASSWORD
-
-
-def fresh_address(prefix="gi"):
-    return f"{prefix}-{secrets.token_hex(5)}@example.com"
-
-
-def strong_password():
-    return "pw-" + secrets.token_urlsafe(12)
-
-
-def new_user(stack):
-    email, password = fresh_address("reset"), strong_password()
-    added = stack.ssoctl("user", "add", email, "--name", "Reset Test", "--password-stdin", input=password + "\n")
-    assert added.returncode == 0, added.stderr
-    return email, password
-
-
-def user_entry(stack, email):
-    users = json.loads(stack.ssoctl("user", "list", "--json").stdout)
-    found = [user for user in users if user["email"].lower() == email.lower()]
-    return found[0] if found else None
-
-
-def audit(stack, event):
-    with open(os.path.join(stack.home, "log", "audit.log")) as handle:
-        return [json.loads(line) for line in handle if f'"event":"{event}"' in line.replace(" ", "")]
 
 
 def pending_sign_in(stack, http):
