@@ -28,8 +28,9 @@ extension GettingInHandlers {
             return page.response("email_change.taken_title", "<p class=\"lead\" role=\"alert\">\(page.html("email_change.taken"))</p>",
                                  status: 409).logging("email change refused: the address has another account now")
         case .changed(let user, _):
+            let address = "<strong>" + HTMLEscaping.escape(user.email) + "</strong>"
             return page.response("email_change.done_title", """
-                  <p class="lead" role="status">\(page.html("email_change.done", ["email": "<strong>" + HTMLEscaping.escape(user.email) + "</strong>"]))</p>
+                  <p class="lead" role="status">\(page.html("email_change.done", ["email": address]))</p>
                   <p class="small"><a href="/account">\(page.html("email_change.to_account"))</a></p>
                 """).logging("user \(user.id) moved to a new address")
         }

@@ -35,8 +35,8 @@ public final class GettingInResponder: RoutedEndpointGroup {
     public let table: RouteTable
 
     public init(services: IssuerServices) {
-        let handlers = GettingInHandlers(gettingIn: services.gettingIn, selfService: services.accountSelfService, catalogue: services.messages, signup: services.settings.signup,
-                                         completion: services.signInCompletion,
+        let handlers = GettingInHandlers(gettingIn: services.gettingIn, selfService: services.accountSelfService, catalogue: services.messages,
+                                         signup: services.settings.signup, completion: services.signInCompletion,
                                          answer: SignInAnswer(issuer: services.settings.issuer,
                                                               sessionLifetime: services.settings.lifetimes.ssoSession))
         let guards: [any EndpointGuard] = [SameOriginBrowserPosts(issuer: services.settings.issuer)]

@@ -69,6 +69,10 @@ public final class GettingIn {
         let hash = try hasher.hash(password: form.password)
         let now = clock()
         try storage.write { tx in
+            // Held before the lookup, as an email change holds it: of a
+            // sign-up and a change racing for one address, the second waits
+            // and then finds the first's account.
+            try tx.mailOutbox.holdRecipient(form.email)
             if let existing = try tx.users.find(email: form.email) {
                 if !existing.emailVerified && existing.hasPassword {
                     try tx.users.setPasswordHash(hash, userID: existing.id)
@@ -192,11 +196,12 @@ public final class GettingIn {
 
     /// The form of a reset link, an invitation, or an email change's "it
     /// wasn't me" link (which also moves the account back: revertEmail):
-    /// the new password is set and the link spent in one write unit. A reset ends every session of
-    /// the account with its refresh tokens and device secrets (the same
-    /// path as an administrator's password change), clears a lock, voids
-    /// the other reset links, and keeps TOTP and passkeys; it signs nobody
-    /// in. Either link proves the address, which then counts as verified.
+    /// the new password is set and the link spent in one write unit. A
+    /// reset ends every session of the account with its refresh tokens and
+    /// device secrets (the same path as an administrator's password
+    /// change), clears a lock, voids the other reset links, and keeps TOTP
+    /// and passkeys; it signs nobody in. Each link proves the address,
+    /// which then counts as verified.
     func setPassword(token: String, purpose: AccountLinkPurpose, password: String, ip: String) throws -> NewPasswordOutcome {
         guard let hash = AccountLinkTokens.hash(token), let (account, email) = try linkedAccountAndAddress(token: token, purpose: purpose) else {
             return .invalidLink
@@ -259,6 +264,7 @@ public final class GettingIn {
         try UserAccounts.validate(name: name)
         let now = clock()
         return try storage.write { tx in
+            try tx.mailOutbox.holdRecipient(email)
             guard try tx.users.find(email: email) == nil else { throw ValidationError("a user with email \(email) already exists") }
             let user = try tx.users.insert(NewUser(subject: SecureRandom.token(byteCount: 16), email: email, name: name, passwordHash: "",
                                                    roles: ["user"], createdAt: now, emailVerified: false))
