@@ -102,7 +102,7 @@ final class MailSenderTests: XCTestCase {
     /// SSOCore's metric labels cannot import IssuerStorage's kinds: a kind
     /// missing from the labels would be counted as "other".
     func testEveryOutboxKindIsAMetricLabel() {
-        let kinds: [OutboxMessageKind] = [.verification, .passwordReset, .invitation, .notice, .test]
+        let kinds: [OutboxMessageKind] = [.verification, .passwordReset, .invitation, .emailChange, .notice, .test]
         XCTAssertEqual(kinds.map(\.rawValue) + ["other"], MailMetricLabels.kinds)
         XCTAssertEqual(MailMetricLabels.value(kind: "made_up", result: "sent"), "other,sent")
     }
