@@ -53,6 +53,7 @@ public protocol IssuerReads {
     var passkeys: any PasskeyReads { get }
     var mailOutbox: any MailOutboxReads { get }
     var accountLinks: any AccountLinkReads { get }
+    var identityProviders: any IdentityProviderReads { get }
 }
 
 /// Write access to every aggregate, inside one transaction.
@@ -78,4 +79,6 @@ public protocol IssuerWrites {
     var mailOutbox: any MailOutboxStore { get }
     /// The links mailed for sign-up, password reset and invitations.
     var accountLinks: any AccountLinkStore { get }
+    /// The upstream OpenID Connect providers (`ssoctl idp`).
+    var identityProviders: any IdentityProviderStore { get }
 }

@@ -10,6 +10,10 @@ public enum SealedValue: Equatable, Sendable {
     /// `refresh_tokens.successor_sealed`: a spent refresh token's successor
     /// during the grace window, bound to the spent token's hash.
     case refreshSuccessor(spentTokenHash: [UInt8])
+    /// `identity_providers.secret_sealed` and `.apple_key_sealed`: an
+    /// upstream provider's client secret or Apple signing key, bound to the
+    /// provider's name and the column.
+    case identityProviderSecret(name: String, column: String)
 }
 
 /// Opens a sealed value with the source's key and seals it with the

@@ -50,6 +50,8 @@ struct PostgreSQLImportRules {
         switch (table, column) {
         case ("totp_credentials", "sealed_secret"): .totpSeed(userID: try row.integer("user_id"))
         case ("refresh_tokens", "successor_sealed"): .refreshSuccessor(spentTokenHash: try row.bytes("token_hash"))
+        case ("identity_providers", "secret_sealed"), ("identity_providers", "apple_key_sealed"):
+            .identityProviderSecret(name: try row.text("name"), column: column)
         default: nil
         }
     }

@@ -9,7 +9,8 @@ import PostgreSQLClient
 public enum PostgreSQLIssuerSchema {
     public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
                                                                     (6, version6), (7, version7), (8, version8), (9, version9),
-                                                                    (10, version10), (11, version11), (12, version12)]
+                                                                    (10, version10), (11, version11), (12, version12),
+                                                                    (13, version13)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -366,5 +367,26 @@ public enum PostgreSQLIssuerSchema {
     /// (as SQLite's migration 19).
     static let version12 = """
         ALTER TABLE account_links ADD COLUMN target_email TEXT;
+        """
+
+    /// Upstream OpenID Connect providers (as SQLite's migration 20).
+    static let version13 = """
+        CREATE TABLE identity_providers (
+            name TEXT PRIMARY KEY,
+            issuer TEXT NOT NULL,
+            client_id TEXT NOT NULL,
+            secret_sealed BYTEA,
+            scopes TEXT NOT NULL,
+            label TEXT NOT NULL,
+            preset TEXT NOT NULL,
+            authorization_endpoint TEXT NOT NULL,
+            token_endpoint TEXT NOT NULL,
+            jwks_uri TEXT NOT NULL,
+            apple_team_id TEXT,
+            apple_key_id TEXT,
+            apple_key_sealed BYTEA,
+            hosted_domain TEXT,
+            created_at BIGINT NOT NULL
+        );
         """
 }

@@ -120,6 +120,7 @@ final class PostgreSQLStores {
     let webAuthnChallenges: PostgreSQLWebAuthnChallengeStore
     let mailOutbox: PostgreSQLMailOutboxStore
     let accountLinks: PostgreSQLAccountLinkStore
+    let identityProviders: PostgreSQLIdentityProviderStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -143,6 +144,7 @@ final class PostgreSQLStores {
         webAuthnChallenges = PostgreSQLWebAuthnChallengeStore(connection: connection)
         mailOutbox = PostgreSQLMailOutboxStore(connection: connection)
         accountLinks = PostgreSQLAccountLinkStore(connection: connection)
+        identityProviders = PostgreSQLIdentityProviderStore(connection: connection)
     }
 
     struct Reads: IssuerReads {
@@ -163,6 +165,7 @@ final class PostgreSQLStores {
         var passkeys: any PasskeyReads { stores.passkeys }
         var mailOutbox: any MailOutboxReads { stores.mailOutbox }
         var accountLinks: any AccountLinkReads { stores.accountLinks }
+        var identityProviders: any IdentityProviderReads { stores.identityProviders }
     }
 
     struct Writes: IssuerWrites {
@@ -186,5 +189,6 @@ final class PostgreSQLStores {
         var webAuthnChallenges: any WebAuthnChallengeStore { stores.webAuthnChallenges }
         var mailOutbox: any MailOutboxStore { stores.mailOutbox }
         var accountLinks: any AccountLinkStore { stores.accountLinks }
+        var identityProviders: any IdentityProviderStore { stores.identityProviders }
     }
 }

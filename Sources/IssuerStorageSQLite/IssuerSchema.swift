@@ -27,6 +27,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.accountLinks,
         IssuerMigrations.recoveryCodes,
         IssuerMigrations.emailChangeLinks,
+        IssuerMigrations.identityProviders,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

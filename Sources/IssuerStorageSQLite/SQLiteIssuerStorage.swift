@@ -75,6 +75,7 @@ final class SQLiteStores {
     let webAuthnChallengeStore: SQLiteWebAuthnChallengeStore
     let mailOutboxStore: SQLiteMailOutboxStore
     let accountLinkStore: SQLiteAccountLinkStore
+    let identityProviderStore: SQLiteIdentityProviderStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -99,6 +100,7 @@ final class SQLiteStores {
         webAuthnChallengeStore = SQLiteWebAuthnChallengeStore(database: database)
         mailOutboxStore = SQLiteMailOutboxStore(database: database)
         accountLinkStore = SQLiteAccountLinkStore(database: database)
+        identityProviderStore = SQLiteIdentityProviderStore(database: database)
     }
 
     struct Reads: IssuerReads {
@@ -119,6 +121,7 @@ final class SQLiteStores {
         var passkeys: any PasskeyReads { stores.passkeyStore }
         var mailOutbox: any MailOutboxReads { stores.mailOutboxStore }
         var accountLinks: any AccountLinkReads { stores.accountLinkStore }
+        var identityProviders: any IdentityProviderReads { stores.identityProviderStore }
     }
 
     struct Writes: IssuerWrites {
@@ -142,5 +145,6 @@ final class SQLiteStores {
         var webAuthnChallenges: any WebAuthnChallengeStore { stores.webAuthnChallengeStore }
         var mailOutbox: any MailOutboxStore { stores.mailOutboxStore }
         var accountLinks: any AccountLinkStore { stores.accountLinkStore }
+        var identityProviders: any IdentityProviderStore { stores.identityProviderStore }
     }
 }

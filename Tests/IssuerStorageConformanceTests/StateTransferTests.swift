@@ -85,6 +85,16 @@ final class StateTransferTests: XCTestCase {
                    (x'B2', 'password_reset', 5, 31, 9000000000, 32, NULL, NULL),
                    (x'C3', 'email_change', 5, 33, 9000000000, NULL, NULL, 'Nëw@example.com')
             """),
+        ("identity_providers", """
+            INSERT INTO identity_providers (name, issuer, client_id, secret_sealed, scopes, label, preset, authorization_endpoint,
+                                            token_endpoint, jwks_uri, apple_team_id, apple_key_id, apple_key_sealed, hosted_domain, created_at)
+            VALUES ('corp', 'https://id.corp.example', 'gatehouse', x'5EC0', 'openid email', 'Corp SSO', 'generic',
+                    'https://id.corp.example/authorize', 'https://id.corp.example/token', 'https://id.corp.example/jwks', NULL, NULL, NULL,
+                    NULL, 40),
+                   ('apple', 'https://appleid.apple.com', 'com.example.web', NULL, 'openid email name', 'Apple', 'apple',
+                    'https://appleid.apple.com/auth/authorize', 'https://appleid.apple.com/auth/token', 'https://appleid.apple.com/auth/keys',
+                    'TEAM123456', 'KEY1234567', x'A1', NULL, 41)
+            """),
     ]
 
     var directory = ""
@@ -191,7 +201,11 @@ final class StateTransferTests: XCTestCase {
         XCTAssertTrue(try storage.write { try $0.totp.useRecoveryCode(userID: 5, hash: [0x71, 0x00, 0xFF]) })
         XCTAssertEqual(try connection.queryOne("SELECT successor_sealed FROM refresh_tokens WHERE token_hash = '\\x0505'::bytea")?.bytes(0),
                        [0xEE, 0x5E, 0xA1, 0xED], "resealed")
-        XCTAssertEqual(resealer.seen.count, 2, "each sealed value once, with its own authenticated data")
+        XCTAssertEqual(try storage.read.identityProviders.find(name: "corp")?.sealedSecret, [0xEE, 0x5E, 0xC0], "resealed")
+        XCTAssertEqual(try storage.read.identityProviders.find(name: "apple")?.appleKey?.sealedPrivateKey, [0xEE, 0xA1], "resealed")
+        XCTAssertEqual(resealer.seen.count, 4, "each sealed value once, with its own authenticated data")
+        XCTAssertTrue(resealer.seen.contains(.identityProviderSecret(name: "corp", column: "secret_sealed")))
+        XCTAssertTrue(resealer.seen.contains(.identityProviderSecret(name: "apple", column: "apple_key_sealed")))
         XCTAssertTrue(resealer.seen.contains(.totpSeed(userID: 5)))
         XCTAssertTrue(resealer.seen.contains(.refreshSuccessor(spentTokenHash: [5, 5])))
         XCTAssertEqual(try connection.queryOne("SELECT count(*) FROM client_redirect_uris WHERE client_id = 'app'")?.int(0), 2)

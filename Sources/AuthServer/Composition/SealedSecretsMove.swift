@@ -13,6 +13,8 @@ public final class SealedSecretsMove: SealedValueResealing {
     let totpTo: TOTPSecretSealer
     let from: any SealingKeySource
     let to: any SealingKeySource
+    let providerFrom: ProviderSecretSealer
+    let providerTo: ProviderSecretSealer
     private var refreshKeys: (from: [UInt8], to: [UInt8])?
 
     public init(from: any SealingKeySource, to: any SealingKeySource) {
@@ -20,6 +22,8 @@ public final class SealedSecretsMove: SealedValueResealing {
         self.to = to
         totpFrom = TOTPSecretSealer(keys: from)
         totpTo = TOTPSecretSealer(keys: to)
+        providerFrom = ProviderSecretSealer(keys: from)
+        providerTo = ProviderSecretSealer(keys: to)
     }
 
     public func reseal(_ sealed: [UInt8], as value: SealedValue) throws -> [UInt8] {
@@ -30,6 +34,11 @@ public final class SealedSecretsMove: SealedValueResealing {
             let keys = try refreshSuccessorKeys()
             let successor = try RefreshSuccessorSealing.open(sealed, key: keys.from, spentTokenHash: spentTokenHash)
             return try RefreshSuccessorSealing.seal(successor, key: keys.to, spentTokenHash: spentTokenHash)
+        case .identityProviderSecret(let name, let columnName):
+            guard let column = ProviderSecretSealer.Column(rawValue: columnName) else {
+                throw KeyStoreError(description: "identity_providers.\(columnName) is not a sealed column")
+            }
+            return try providerTo.seal(try providerFrom.open(sealed, provider: name, column: column), provider: name, column: column)
         }
     }
 

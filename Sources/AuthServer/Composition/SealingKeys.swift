@@ -12,6 +12,8 @@ public enum SealingPurpose: String, Sendable {
     /// process and node derives the same, so any of them accepts a nonce
     /// another handed out.
     case dpopNonce = "dpop-nonce"
+    /// Upstream identity providers' client secrets and Apple's signing keys.
+    case identityProvider = "idp-seal"
 }
 
 /// Where the sealing keys come from. Never from the database they seal for:
