@@ -70,7 +70,7 @@ let package = Package(
         // The composition root's helper: the only target that knows both
         // the issuer's logic and the backends.
         .target(name: "IssuerComposition", dependencies: ["AuthServer", "IssuerStorage", "IssuerStorageSQLite", "IssuerStoragePostgreSQL",
-                                                         "PostgreSQLClient", "SQLiteClient", "SSOCore"]),
+                                                         "PostgreSQLClient", "SQLiteClient", "SSOCore", "OutboundHTTPS"]),
         .target(name: "ResourceServer", dependencies: ["SSOCore", "SQLiteClient", "OutboundHTTPS"]),
         // The outbox's sender loop (claim, deliver outside any transaction,
         // record), testable without a network: the only target besides

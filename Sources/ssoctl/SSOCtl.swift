@@ -20,7 +20,7 @@ struct SSOCtl: ParsableCommand {
             """,
         version: GatehouseVersion.release,
         subcommands: [UserCommand.self, ClientCommand.self, APICommand.self, KeysCommand.self, SessionsCommand.self, SweepCommand.self, SetupCommand.self,
-                      MailCommand.self, DoctorCommand.self, StatsCommand.self, PagesCommand.self, MigrateCommand.self])
+                      MailCommand.self, DoctorCommand.self, StatsCommand.self, PagesCommand.self, MigrateCommand.self, IdentityProviderCommand.self])
 
     /// ArgumentParser's own main, with the switch to the home's owner between
     /// parsing (which opens nothing) and running the command. The audit log

@@ -70,6 +70,8 @@ public final class IssuerServices {
                                                                           catalogue: messages, selfService: accountSelfService,
                                                                           reauthentication: AccountReauthentication(sealingKeys: sealingKeys,
                                                                                                                     clock: clock))
+    /// The upstream OpenID Connect providers (`ssoctl idp`).
+    public private(set) lazy var identityProviders = IdentityProviderRegistry(storage: storage, sealingKeys: sealingKeys, clock: clock)
     /// Sign-up, verification, password reset and invitations.
     public private(set) lazy var gettingIn = GettingIn(storage: storage, hasher: hasher, settings: settings, clock: clock)
     public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)
