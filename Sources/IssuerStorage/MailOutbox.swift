@@ -102,6 +102,14 @@ public protocol MailOutboxStore: MailOutboxReads {
     /// Returns its id. `message` is the serialized message (non-empty).
     func enqueue(kind: OutboxMessageKind, recipient: String, message: [UInt8], now: Int64) throws -> Int64
 
+    /// Records a message that is not sent (a reset asked for an address
+    /// with no account): a row already failed at `now` with `reason`, and no
+    /// message bytes, which no sender ever claims. It counts toward the
+    /// address's `recentCount` like a queued one, and it makes the write
+    /// unit commit a row as a queued message's does, so the answer to an
+    /// unknown address takes as long as the answer to a known one.
+    func withhold(kind: OutboxMessageKind, recipient: String, reason: String, now: Int64) throws
+
     /// Holds `recipient` (by EmailKey) until the caller's write unit ends:
     /// another unit asking for the same address waits, so a per-address
     /// limit's `recentCount` and the `enqueue` after it see every message

@@ -16,6 +16,13 @@ final class PostgreSQLMailOutboxStore: MailOutboxStore {
             """, [.text(kind.rawValue), .text(recipient), .text(EmailKey.of(recipient)), .bytes(message), .integer(now)])?.int(0) ?? 0
     }
 
+    func withhold(kind: OutboxMessageKind, recipient: String, reason: String, now: Int64) throws {
+        try connection.execute("""
+            INSERT INTO mail_outbox (kind, recipient, recipient_key, message, created_at, next_attempt_at, failed_at, last_error)
+            VALUES ($1, $2, $3, ''::bytea, $4, $4, $4, $5)
+            """, [.text(kind.rawValue), .text(recipient), .text(EmailKey.of(recipient)), .integer(now), .text(reason)])
+    }
+
     /// Under READ COMMITTED a plain conditional UPDATE would make a second
     /// claimer wait on the first one's row locks and then, re-reading the
     /// claimed rows, take nothing while other messages wait: SKIP LOCKED

@@ -17,6 +17,13 @@ final class SQLiteMailOutboxStore: MailOutboxStore {
             """, [.text(kind.rawValue), .text(recipient), .text(EmailKey.of(recipient)), .blob(message), .integer(now)])?.int(0) ?? 0
     }
 
+    func withhold(kind: OutboxMessageKind, recipient: String, reason: String, now: Int64) throws {
+        try database.execute("""
+            INSERT INTO mail_outbox (kind, recipient, recipient_key, message, created_at, next_attempt_at, failed_at, last_error)
+            VALUES (?1, ?2, ?3, x'', ?4, ?4, ?4, ?5)
+            """, [.text(kind.rawValue), .text(recipient), .text(EmailKey.of(recipient)), .integer(now), .text(reason)])
+    }
+
     func claimDue(limit: Int, now: Int64, lease: Int64, claimer: String) throws -> [OutboxMessage] {
         precondition(lease > 0, "a claim needs a lease")
         guard limit > 0 else { return [] }

@@ -160,6 +160,21 @@ final class MailOutboxConformanceTests: ConformanceTestCase {
         }
     }
 
+    /// A withheld message (a reset for an address with no account) is never
+    /// claimed nor due, counts toward its address's limit, and is swept
+    /// with failed mail.
+    func testAWithheldMessageIsNeverSentButCountsTowardTheLimit() throws {
+        try eachBackend { backend in
+            try backend.storage.write { try $0.mailOutbox.withhold(kind: .passwordReset, recipient: "Nobody@Example.com", reason: "no account", now: 100) }
+            XCTAssertEqual(try claim(backend.storage, now: 200), [], "\(backend.name): never claimed")
+            XCTAssertEqual(try backend.storage.read.mailOutbox.backlog(now: 200), OutboxBacklog(due: 0, oldestDueAge: nil), backend.name)
+            XCTAssertEqual(try backend.storage.read.mailOutbox.recentCount(recipient: "nobody@example.com", since: 100), 1, backend.name)
+            let swept = try backend.storage.maintenance.sweep(SweepPolicy(now: 100 + 30 * 86_400, refreshTokenLifetime: 86_400,
+                                                                          refreshGracePeriod: 10), batch: 10)["mail_outbox"]
+            XCTAssertEqual(swept, 1, backend.name)
+        }
+    }
+
     func testTheBacklogCountsDueMessagesAndTheLongestWait() throws {
         try eachBackend { backend in
             let reads = backend.storage.read.mailOutbox

@@ -121,7 +121,14 @@ public final class GettingIn {
         guard (try? UserAccounts.validate(email: email)) != nil else { return }
         let now = clock()
         try storage.write { tx in
-            guard let user = try tx.users.find(email: email), !user.emailVerified, user.hasPassword, !user.disabled else { return }
+            guard let user = try tx.users.find(email: email), !user.emailVerified, user.hasPassword, !user.disabled else {
+                // The same work as sendVerification, the mail withheld.
+                try tx.accountLinks.voidAll(userID: 0, purpose: .verification, now: now)
+                try mailer.withhold(AccountMail(kind: .verification, recipient: email, name: "",
+                                                link: mailer.link(Self.verifyPath, token: AccountLinkTokens.make())),
+                                    reason: "no unverified account", messages: messages, now: now, tx)
+                return
+            }
             _ = try sendVerification(to: user, pendingCookieSecret: pendingCookieSecret, messages: messages, now: now, tx)
         }
     }
@@ -170,11 +177,15 @@ public final class GettingIn {
         guard (try? UserAccounts.validate(email: email)) != nil else { return }
         let now = clock()
         try storage.write { tx in
+            let token = AccountLinkTokens.make()
             guard let user = try tx.users.find(email: email), !user.disabled else {
+                // The same work as below, but the mail is withheld.
+                try tx.accountLinks.voidAll(userID: 0, purpose: .passwordReset, now: now)
+                try mailer.withhold(AccountMail(kind: .passwordReset, recipient: email, name: "", link: mailer.link(Self.resetPath, token: token)),
+                                    reason: "no account", messages: messages, now: now, tx)
                 SecurityEvents.gettingIn("password_reset_requested", user: nil, ip: ip, reason: "no_account")
                 return
             }
-            let token = AccountLinkTokens.make()
             try tx.accountLinks.issue(NewAccountLink(tokenHash: SecretHash.of(token), purpose: .passwordReset, userID: user.id, createdAt: now,
                                                      expiresAt: now + AccountLinkTokens.passwordResetLifetime),
                                       voidingEarlier: true)
