@@ -63,6 +63,9 @@ def print_table(rows, resources, threads, connections, seconds):
     for name, result, _, _ in rows:
         if result.get("cpu"):
             print(f"\nCPU during {name}: {result['cpu']}")
+    for name, result, _, _ in rows:
+        if result.get("checks"):
+            print(f"\nChecked after {name}: {result['checks']}")
     if not resources:
         return
     print(f"\n| {'responder':<12} | {'RSS MB':>7} | {'PSS MB':>7} | {'start-up ms':>11} |")
