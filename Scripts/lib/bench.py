@@ -246,10 +246,7 @@ def main():
             report(rows, [], options, threads, connections, seconds)
             return
         if options.journeys:
-            scrypt = scrypt_rate(max(3, seconds // 2), 2)
-            rows = [("bare scrypt ln=13 r=8 p=10, both cores (reference)", {"rps": scrypt}, None, None)]
-            rows += journey_rows(stack, start_stack, seconds, connections, threads, wrk, scrypt)
-            report(rows, [], options, threads, connections, seconds)
+            report(journey_rows(stack, start_stack, seconds, connections, threads, wrk), [], options, threads, connections, seconds)
             return
         rows = request_paths(stack, seconds, connections, threads, bearer)
         rows += metrics_cost(stack, start_stack, seconds, connections, threads, wrk)
@@ -264,7 +261,7 @@ def main():
         rows.append(("openssl speed -multi 2 rsa2048 ÷ 2 signatures", {"rps": both_cores}, None, None))
         rows.append(("bare scrypt ln=13 r=8 p=10, both cores (reference)", {"rps": login_bound}, None, None))
         rows += token_paths(stack, http, app, seconds, connections, threads, bound, login_bound)
-        rows += journey_rows(stack, start_stack, seconds, connections, threads, wrk, login_bound)
+        rows += journey_rows(stack, start_stack, seconds, connections, threads, wrk)
         resources = resources_table(stack)
         if options.scale:
             rows += scaled_rows(stack, http, rows, seconds, connections, threads)
