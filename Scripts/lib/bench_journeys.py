@@ -14,7 +14,7 @@ import sys
 import time
 import uuid
 
-from bench_references import scrypt_rate
+from bench_references import scrypt_cost
 
 # Long enough and rare enough for PasswordPolicy.
 PASSWORD = "bench-Signup-Password-7Kq2"
@@ -52,24 +52,44 @@ def signup_run(stack, seconds, connections, wrk, tag):
     still in flight when wrk stops are not counted."""
     connections, seconds = min(connections, 2 * (os.cpu_count() or 2)), 3 * seconds
     prefix = f"signup-{tag}-"
+    cpu = login_cpu(stack)
     result = _posts(stack, "/login/signup", prefix + "%d-%d%%40bench.example", seconds, connections, 2, wrk)
+    # Read after the requests in flight finished: every account made is in it.
+    cpu = login_cpu(stack) - cpu
     pattern = prefix + "%@bench.example"
     made = stack.query("SELECT count(*) FROM users WHERE email LIKE ?", pattern)[0][0]
     queued, sent = stack.query("SELECT count(*), count(sent_at) FROM mail_outbox WHERE recipient LIKE ?", pattern)[0]
-    return dict(result, made=made, queued=queued, sent=sent)
+    return dict(result, made=made, queued=queued, sent=sent, login_cpu=cpu)
+
+
+def login_cpu(stack):
+    """CPU seconds the login processes (they answer the getting-in pages)
+    have used so far, user and system, from /proc/PID/stat."""
+    folder, total = os.path.join(stack.home, "run", "pids"), 0
+    for name in os.listdir(folder):
+        if name.startswith("login-") and name.endswith(".pid"):
+            with open(f"/proc/{int(open(os.path.join(folder, name)).read())}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of the line)
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def pooled(runs):
     """The rounds' sign-ups as one figure: pages over the seconds of all
     rounds; the median round's latencies; everything counted, summed."""
-    total = {key: sum(run[key] for run in runs) for key in ("answered", "refused", "failed", "made", "queued", "sent", "seconds")}
+    total = {key: sum(run[key] for run in runs)
+             for key in ("answered", "refused", "failed", "made", "queued", "sent", "seconds", "login_cpu")}
+    # What a sign-up costs whatever else the machine does: the login
+    # processes' CPU over the accounts they made (scrypt, SQL, page, FastCGI).
+    total["cpu_ms_per_signup"] = 1000 * total["login_cpu"] / max(1, total["made"])
     total["refused_statuses"] = " ".join(run["refused_statuses"].strip() for run in runs).strip()
     total["rps"] = total["answered"] / total["seconds"]
     for key in ("p50_ms", "p99_ms"):
         total[key] = sorted(run[key] for run in runs)[len(runs) // 2]
     total["rounds"] = [round(run["rps"], 2) for run in runs]
     total["checks"] = (f"{_answers(total)}; {total['made']} accounts made, {total['queued']} verification mails queued, "
-                       f"{total['sent']} of them sent; sign-ups/s in each round {' / '.join(f'{r:.2f}' for r in total['rounds'])}")
+                       f"{total['sent']} of them sent; the login processes' CPU per account made {total['cpu_ms_per_signup']:.0f} ms; "
+                       f"sign-ups/s in each round {' / '.join(f'{r:.2f}' for r in total['rounds'])}")
     return total
 
 
@@ -149,10 +169,12 @@ def signup_rounds(drop, start_stack, seconds, connections, wrk):
         if stalled.database_url:
             raise RuntimeError("the stalled stack's backlog is filled in SQLite")
         fill_backlog(stalled, BACKLOG)
-        references, runs = [], {"drop": [], "stalled": []}
+        references, hash_cpu, runs = [], [], {"drop": [], "stalled": []}
         run = uuid.uuid4().hex[:6]
         for number in range(ROUNDS):
-            references.append(scrypt_rate(max(3, seconds // 2), 2))
+            rate, cpu = scrypt_cost(max(3, seconds // 2), 2)
+            references.append(rate)
+            hash_cpu.append(cpu)
             order = (("drop", drop), ("stalled", stalled))
             for name, stack in (order if number % 2 == 0 else order[::-1]):
                 result = signup_run(stack, seconds, connections, wrk, f"{run}{name}{number}")
@@ -167,7 +189,12 @@ def signup_rounds(drop, start_stack, seconds, connections, wrk):
         blocked["checks"] += (f"; the stalled stack's outbox after the rounds: {unsent} unsent, {sent} sent, "
                               f"{claimed} claimed by the sender now, {attempts} failed attempts recorded")
         reference = {"rps": sum(references) / len(references), "rounds": [round(rate, 2) for rate in references]}
-        reference["checks"] = f"hashes/s in each round {' / '.join(f'{r:.2f}' for r in reference['rounds'])}, their mean shown"
+        reference["cpu_ms_per_hash"] = 1000 * sum(hash_cpu) / len(hash_cpu)
+        reference["checks"] = (f"hashes/s in each round {' / '.join(f'{r:.2f}' for r in reference['rounds'])}, their mean shown; "
+                               f"CPU per hash {reference['cpu_ms_per_hash']:.0f} ms")
+        for result in (delivered, blocked):
+            result["cpu_ratio"] = reference["cpu_ms_per_hash"] / result["cpu_ms_per_signup"]
+            result["checks"] += f"; a hash's CPU over a sign-up's {result['cpu_ratio']:.2f}"
         return reference, delivered, blocked
     finally:
         stalled.remove()
