@@ -60,7 +60,9 @@ def print_table(rows, resources, threads, connections, seconds):
         p50 = f"{result['p50_ms']:.2f}" if result.get("p50_ms") is not None else "-"
         p99 = f"{result['p99_ms']:.2f}" if result.get("p99_ms") is not None else "-"
         shown = "-" if ratio is None else f"{ratio:.2f}"
-        value = f"{result['rps']:.1f} {result['unit']}" if "unit" in result else f"{result['rps']:.0f}"
+        # Below 10 a second (hashes, sign-ins, sign-ups) whole numbers hide a tenth of the figure.
+        value = (f"{result['rps']:.1f} {result['unit']}" if "unit" in result
+                 else f"{result['rps']:.2f}" if result["rps"] < 10 else f"{result['rps']:.0f}")
         print(f"| {name:<58} | {value:>9} | {p50:>7} | {p99:>7} | {shown:>6} | {target or '-'} |")
     for name, result, _, _ in rows:
         if result.get("cpu"):
