@@ -21,22 +21,27 @@ def openssl_sign_rate(seconds, processes):
 def _scrypt_loop(seconds, counts):
     # hashlib.scrypt is OpenSSL's EVP_PBE_scrypt, the function the login
     # responder calls, with the parameters PasswordHasher stores (ln=13, r=8, p=10).
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     deadline, done = started + seconds, 0
     while time.monotonic() < deadline:
         hashlib.scrypt(b"bench-password", salt=b"0123456789abcdef", n=1 << 13, r=8, p=10, maxmem=64 << 20, dklen=32)
         done += 1
     # The last hash ends after the deadline: divide by the time really spent.
-    counts.put(done / (time.monotonic() - started))
+    counts.put((done / (time.monotonic() - started), done, time.process_time() - cpu))
 
 
-def scrypt_rate(seconds, processes):
-    """Password hashes per second on all cores, one process per core."""
+def scrypt_cost(seconds, processes):
+    """(hashes per second on all cores, one process per core; CPU seconds per hash)."""
     counts = multiprocessing.Queue()
     workers = [multiprocessing.Process(target=_scrypt_loop, args=(seconds, counts)) for _ in range(processes)]
     for worker in workers:
         worker.start()
-    total = sum(counts.get(timeout=seconds + 60) for _ in workers)
+    results = [counts.get(timeout=seconds + 60) for _ in workers]
     for worker in workers:
         worker.join()
-    return total
+    return sum(rate for rate, _, _ in results), sum(cpu for _, _, cpu in results) / max(1, sum(done for _, done, _ in results))
+
+
+def scrypt_rate(seconds, processes):
+    """Password hashes per second on all cores, one process per core."""
+    return scrypt_cost(seconds, processes)[0]
