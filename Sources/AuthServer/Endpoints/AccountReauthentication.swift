@@ -19,37 +19,28 @@ struct AccountReauthentication {
     /// GitHub's sudo mode lasts two hours; a phone left unlocked on a table
     /// argues for less. Five minutes covers a change or two.
     static let lifetime: Int64 = 300
-    let sealingKeys: any SealingKeySource
+    let seal: SessionBoundSeal
     let clock: Clock
 
-    static func context(userID: Int64, sid: String) -> [UInt8] { Array("gatehouse-account-sudo-v1 user \(userID) sid \(sid)".utf8) }
-
-    func key() throws -> [UInt8] {
-        guard let key = try sealingKeys.key(.totp, create: true) else {
-            throw TOTPSealError(description: "the account page's sealing key is missing")
-        }
-        return key
+    init(sealingKeys: any SealingKeySource, clock: @escaping Clock) {
+        seal = SessionBoundSeal(purpose: "gatehouse-account-sudo-v1", sealingKeys: sealingKeys)
+        self.clock = clock
     }
 
     /// The cookie that opens the window for `signedIn`'s session, from now.
     func cookie(for signedIn: SignedInAccount.Value) throws -> SetCookie {
-        let expiresAt = UInt64(bitPattern: clock() + Self.lifetime)
-        let expiry = (0..<8).map { UInt8(truncatingIfNeeded: expiresAt >> (56 - 8 * UInt64($0))) }
-        let sealed = try AESGCM.seal(expiry, key: key(), authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid))
-        return SetCookie(name: Self.cookieName, value: Base64URL.encode(sealed), path: AccountResponder.pagePath,
-                         maxAge: Int(Self.lifetime), sameSite: .strict)
+        let value = try seal.seal(expiresAt: clock() + Self.lifetime, userID: signedIn.user.id, sid: signedIn.session.sid)
+        return SetCookie(name: Self.cookieName, value: value, path: AccountResponder.pagePath, maxAge: Int(Self.lifetime), sameSite: .strict)
     }
 
     /// Seconds left in the window the request's cookie opened for this
     /// session, nil when there is none (no cookie, another session's or
     /// user's, altered, or expired).
     func secondsLeft(_ request: Request, for signedIn: SignedInAccount.Value) -> Int64? {
-        guard let value = request.cookies[Self.cookieName], value.utf8.count <= 128, let sealed = Base64URL.decode(value),
-              let key = try? key(),
-              let plain = try? AESGCM.open(sealed, key: key, authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid)),
-              plain.count == 8 else { return nil }
-        let expiresAt = Int64(bitPattern: plain.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-        let left = expiresAt - clock()
+        guard let value = request.cookies[Self.cookieName],
+              let opened = seal.open(value, maximumLength: 128, userID: signedIn.user.id, sid: signedIn.session.sid),
+              opened.payload.isEmpty else { return nil }
+        let left = opened.expiresAt - clock()
         return left > 0 && left <= Self.lifetime ? left : nil
     }
 }

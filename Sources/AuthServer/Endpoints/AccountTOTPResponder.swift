@@ -39,7 +39,8 @@ public final class AccountTOTPResponder: RoutedEndpointGroup {
 
     public init(services: IssuerServices) {
         let changes = services.accountChangeEndpoints
-        let forms = AccountTOTPForms(changes: changes, totp: services.totp, sealingKeys: services.sealingKeys,
+        let forms = AccountTOTPForms(changes: changes, totp: services.totp,
+                                     pendingSeal: SessionBoundSeal(purpose: "gatehouse-totp-pending-v1", sealingKeys: services.sealingKeys),
                                      brandName: services.settings.brandName, catalogue: services.messages, clock: services.clock)
         self.forms = forms
         table = RouteTable([changes.row(Self.startPath, forms.start), changes.row(Self.confirmPath, forms.confirm),
@@ -55,7 +56,8 @@ struct AccountTOTPForms {
     typealias SignedIn = SignedInAccount.Value
     let changes: AccountChangeEndpoints
     let totp: TOTPEnrolments
-    let sealingKeys: any SealingKeySource
+    /// Seals the seed the setup page passes to its confirm form.
+    let pendingSeal: SessionBoundSeal
     /// The authenticator app's name for the entry (OTPAuthURI).
     let brandName: String
     let catalogue: MessageCatalogue
@@ -156,31 +158,16 @@ struct AccountTOTPForms {
 
     // MARK: The pending seed
 
-    /// The authenticated data: this purpose, this user, this session.
-    static func context(userID: Int64, sid: String) -> [UInt8] { Array("gatehouse-totp-pending-v1 user \(userID) sid \(sid)".utf8) }
-
-    func key() throws -> [UInt8] {
-        guard let key = try sealingKeys.key(.totp, create: true) else {
-            throw TOTPSealError(description: "the TOTP sealing key is missing")
-        }
-        return key
-    }
-
-    /// Base64URL of AES-GCM(expiry as 8 bytes big-endian || seed).
+    /// Base64URL of AES-GCM(expiry as 8 bytes big-endian || seed), for this user and session.
     func seal(_ secret: [UInt8], expiresAt: Int64, for signedIn: SignedIn) throws -> String {
-        let expiry = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: expiresAt) >> (56 - 8 * UInt64($0))) }
-        return Base64URL.encode(try AESGCM.seal(expiry + secret, key: key(),
-                                                authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid)))
+        try pendingSeal.seal(expiresAt: expiresAt, payload: secret, userID: signedIn.user.id, sid: signedIn.session.sid)
     }
 
     /// The seed, or nil when `pending` is not one this session sealed or has expired.
     func open(_ pending: String, for signedIn: SignedIn) throws -> [UInt8]? {
-        guard pending.utf8.count <= 512, let sealed = Base64URL.decode(pending),
-              let plain = try? AESGCM.open(sealed, key: key(), authenticating: Self.context(userID: signedIn.user.id, sid: signedIn.session.sid)),
-              plain.count == 8 + TOTP.secretByteCount else { return nil }
-        let expiresAt = Int64(bitPattern: plain.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-        guard clock() <= expiresAt else { return nil }
-        return Array(plain.dropFirst(8))
+        guard let opened = pendingSeal.open(pending, maximumLength: 512, userID: signedIn.user.id, sid: signedIn.session.sid),
+              opened.payload.count == TOTP.secretByteCount, clock() <= opened.expiresAt else { return nil }
+        return opened.payload
     }
 
     // MARK: HTML
