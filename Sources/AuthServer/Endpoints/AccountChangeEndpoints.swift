@@ -26,20 +26,6 @@ struct AccountChangeEndpoints {
         Endpoint(path, .post, input: .form, guards: guards, errors: errors, cache: .noStore, handler: handler)
     }
 
-    /// For a step that stores nothing with the password check (a passkey's
-    /// options, a TOTP setup): the form's `current` checked
-    /// (AccountSelfService.checkCurrentPassword), a right one settled at
-    /// once; nil when it is missing, empty or over 1024 bytes (then nothing
-    /// is counted).
-    func confirmCurrentPassword(_ form: FormParameters, of user: User, address: String) throws -> AccountSelfService.CurrentPassword? {
-        guard let current = try form.singleAllowingControlCharacters("current"), !current.isEmpty, current.utf8.count <= 1024 else {
-            return nil
-        }
-        let outcome = try selfService.checkCurrentPassword(current, of: user, address: address)
-        if case .verified(let attempt) = outcome { try selfService.settle(attempt) }
-        return outcome
-    }
-
     /// Whether a sensitive change may go ahead, and what it settles.
     enum Identity {
         /// Go ahead; settle `attempt` with the change when there is one (a
@@ -61,6 +47,14 @@ struct AccountChangeEndpoints {
     func confirmIdentity(_ exchange: EndpointExchange, settleNow: Bool = true) throws -> Identity {
         let signedIn = try exchange.signedIn()
         if reauthentication.secondsLeft(exchange.request, for: signedIn) != nil { return .confirmed(nil) }
+        return try checkCurrentPassword(exchange, settleNow: settleNow)
+    }
+
+    /// The form's `current` alone, through the login throttle (never the
+    /// window: `POST /account/confirm` must not stretch an open one);
+    /// missing, empty or over 1024 bytes counts nothing.
+    func checkCurrentPassword(_ exchange: EndpointExchange, settleNow: Bool = true) throws -> Identity {
+        let signedIn = try exchange.signedIn()
         guard let current = try exchange.parameters.singleAllowingControlCharacters("current"), !current.isEmpty,
               current.utf8.count <= 1024 else { return .missing }
         switch try selfService.checkCurrentPassword(current, of: signedIn.user, address: exchange.request.remoteAddress) {

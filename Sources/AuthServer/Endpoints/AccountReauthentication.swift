@@ -52,11 +52,11 @@ struct AccountConfirmation {
 
     func confirm(_ exchange: EndpointExchange) throws -> Response {
         let signedIn = try exchange.signedIn(), user = signedIn.user
-        switch try changes.confirmCurrentPassword(exchange.parameters, of: user, address: exchange.request.remoteAddress) {
-        case nil: return AccountResponder.back("password_missing", "confirmation without the current password")
-        case .locked(let detail)?: return AccountResponder.back("password_locked", "confirmation refused: \(detail)")
-        case .wrong?: return AccountResponder.back("confirm_wrong", "confirmation refused: wrong current password for user \(user.id)")
-        case .verified?:
+        switch try changes.checkCurrentPassword(exchange) {
+        case .missing: return AccountResponder.back("password_missing", "confirmation without the current password")
+        case .locked(let detail): return AccountResponder.back("password_locked", "confirmation refused: \(detail)")
+        case .wrong: return AccountResponder.back("confirm_wrong", "confirmation refused: wrong current password for user \(user.id)")
+        case .confirmed:
             var response = AccountResponder.back("confirmed", "user \(user.id) confirmed it's them for \(AccountReauthentication.lifetime) s")
             response.addCookie(try changes.reauthentication.cookie(for: signedIn))
             return response
