@@ -12,7 +12,7 @@ extension GettingInHandlers {
         let token = Self.field(exchange, "token") ?? ""
         let invalid = { page.invalidLink(again: "/account", againKey: "email_change.ask_again") }
         guard Self.isPost(exchange) else {
-            guard let (_, newEmail) = try gettingIn.emailChangeLink(token: token) else { return invalid() }
+            guard let newEmail = try gettingIn.liveLink(token: token, purpose: .emailChange)?.link.targetEmail else { return invalid() }
             return page.response("email_change.title", """
                   <p class="lead">\(page.html("email_change.lead", ["email": "<strong>" + HTMLEscaping.escape(newEmail) + "</strong>"]))</p>
                   <form method="post" action="\(GettingInResponder.emailChangePath)">

@@ -53,7 +53,7 @@ extension GettingInHandlers {
         let token = Self.field(exchange, "token") ?? ""
         let invalid = { page.invalidLink(again: "/login.html" + page.query, againKey: "verify.sign_in_to_resend") }
         let cookie = exchange.request.cookies[PendingAuthorizations.cookieName]
-        guard let link = try gettingIn.verificationLink(token: token), let account = try gettingIn.account(of: link) else { return invalid() }
+        guard let (link, account) = try gettingIn.liveLink(token: token, purpose: .verification) else { return invalid() }
         let asksPassword = !GettingIn.isSignUpBrowser(link, pendingCookieSecret: cookie)
         let form = { (error: PageText?, status: Int) in
             SignUpPages.verifyForm(page, token: token, email: asksPassword ? account.email : nil, error: error, status: status)

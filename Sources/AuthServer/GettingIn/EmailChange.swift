@@ -50,15 +50,6 @@ extension GettingIn {
         return .sent
     }
 
-    /// The account and the address a live email-change link is for (the
-    /// page's button comes first: opening the link changes nothing).
-    func emailChangeLink(token: String) throws -> (user: User, newEmail: String)? {
-        guard let hash = AccountLinkTokens.hash(token),
-              let link = try storage.read.accountLinks.live(tokenHash: hash, purpose: .emailChange, now: clock()),
-              let newEmail = link.targetEmail, let user = try storage.read.users.find(id: link.userID) else { return nil }
-        return (user, newEmail)
-    }
-
     enum EmailChangeOutcome {
         case changed(User, oldEmail: String)
         /// Used, voided, expired or never ours.

@@ -133,11 +133,14 @@ public final class GettingIn {
         }
     }
 
-    /// The account a live verification link is for (the page's button
-    /// comes first: opening the link changes nothing).
-    func verificationLink(token: String) throws -> AccountLink? {
-        guard let hash = AccountLinkTokens.hash(token) else { return nil }
-        return try storage.read.accountLinks.live(tokenHash: hash, purpose: .verification, now: clock())
+    /// A live link of `purpose` and the account it is for (the page a link
+    /// opens comes first: opening it changes nothing); nil for a token that
+    /// is used, voided, expired, unknown or not shaped like one of ours.
+    func liveLink(token: String, purpose: AccountLinkPurpose) throws -> (link: AccountLink, user: User)? {
+        guard let hash = AccountLinkTokens.hash(token),
+              let link = try storage.read.accountLinks.live(tokenHash: hash, purpose: purpose, now: clock()),
+              let user = try storage.read.users.find(id: link.userID) else { return nil }
+        return (link, user)
     }
 
     /// The button: the link is spent and the address verified, in one
@@ -163,10 +166,6 @@ public final class GettingIn {
         return ConstantTime.equals(Array(pendingReference(pendingCookieSecret).utf8), Array(stored.utf8))
     }
 
-    /// The account a live verification link is for.
-    func account(of link: AccountLink) throws -> User? {
-        try storage.read.users.find(id: link.userID)
-    }
 
     // MARK: Password reset
 
@@ -254,12 +253,10 @@ public final class GettingIn {
     /// Thrown inside a revert's write unit to roll it back.
     struct AddressTaken: Error {}
 
-    /// The account a live link of `purpose` is for, and the address its
-    /// page names: the account's, or the one a revert link restores.
+    /// The address a live link's page names: the account's, or the one a
+    /// revert link restores.
     func linkedAccountAndAddress(token: String, purpose: AccountLinkPurpose) throws -> (User, String)? {
-        guard let hash = AccountLinkTokens.hash(token),
-              let link = try storage.read.accountLinks.live(tokenHash: hash, purpose: purpose, now: clock()),
-              let user = try storage.read.users.find(id: link.userID) else { return nil }
+        guard let (link, user) = try liveLink(token: token, purpose: purpose) else { return nil }
         return (user, purpose == .emailRevert ? link.targetEmail ?? user.email : user.email)
     }
 
