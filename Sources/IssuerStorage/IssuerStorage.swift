@@ -54,6 +54,7 @@ public protocol IssuerReads {
     var mailOutbox: any MailOutboxReads { get }
     var accountLinks: any AccountLinkReads { get }
     var identityProviders: any IdentityProviderReads { get }
+    var federatedIdentities: any FederatedIdentityReads { get }
 }
 
 /// Write access to every aggregate, inside one transaction.
@@ -81,4 +82,6 @@ public protocol IssuerWrites {
     var accountLinks: any AccountLinkStore { get }
     /// The upstream OpenID Connect providers (`ssoctl idp`).
     var identityProviders: any IdentityProviderStore { get }
+    /// Links to accounts at upstream providers, and the trips there.
+    var federatedIdentities: any FederatedIdentityStore { get }
 }

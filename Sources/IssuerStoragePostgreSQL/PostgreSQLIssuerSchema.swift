@@ -10,7 +10,7 @@ public enum PostgreSQLIssuerSchema {
     public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
                                                                     (6, version6), (7, version7), (8, version8), (9, version9),
                                                                     (10, version10), (11, version11), (12, version12),
-                                                                    (13, version13)]
+                                                                    (13, version13), (14, version14)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -388,5 +388,35 @@ public enum PostgreSQLIssuerSchema {
             hosted_domain TEXT,
             created_at BIGINT NOT NULL
         );
+        """
+
+    /// Links to accounts at upstream providers, and the trips there (as
+    /// SQLite's migration 21).
+    static let version14 = """
+        CREATE TABLE federated_identities (
+            issuer TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            user_id BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            provider TEXT NOT NULL,
+            email TEXT NOT NULL,
+            linked_at BIGINT NOT NULL,
+            last_used_at BIGINT,
+            PRIMARY KEY (issuer, subject)
+        );
+        CREATE INDEX federated_identities_user ON federated_identities (user_id);
+        CREATE TABLE federation_requests (
+            state_hash BYTEA PRIMARY KEY,
+            binding_hash BYTEA NOT NULL,
+            provider TEXT NOT NULL,
+            pending_hash BYTEA NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT,
+            link_user_id BIGINT REFERENCES users(id) ON DELETE CASCADE,
+            link_issuer TEXT,
+            link_subject TEXT,
+            link_email TEXT
+        );
+        CREATE INDEX federation_requests_pending ON federation_requests (pending_hash);
         """
 }

@@ -121,6 +121,7 @@ final class PostgreSQLStores {
     let mailOutbox: PostgreSQLMailOutboxStore
     let accountLinks: PostgreSQLAccountLinkStore
     let identityProviders: PostgreSQLIdentityProviderStore
+    let federatedIdentities: PostgreSQLFederatedIdentityStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -145,6 +146,7 @@ final class PostgreSQLStores {
         mailOutbox = PostgreSQLMailOutboxStore(connection: connection)
         accountLinks = PostgreSQLAccountLinkStore(connection: connection)
         identityProviders = PostgreSQLIdentityProviderStore(connection: connection)
+        federatedIdentities = PostgreSQLFederatedIdentityStore(connection: connection)
     }
 
     struct Reads: IssuerReads {
@@ -166,6 +168,7 @@ final class PostgreSQLStores {
         var mailOutbox: any MailOutboxReads { stores.mailOutbox }
         var accountLinks: any AccountLinkReads { stores.accountLinks }
         var identityProviders: any IdentityProviderReads { stores.identityProviders }
+        var federatedIdentities: any FederatedIdentityReads { stores.federatedIdentities }
     }
 
     struct Writes: IssuerWrites {
@@ -190,5 +193,6 @@ final class PostgreSQLStores {
         var mailOutbox: any MailOutboxStore { stores.mailOutbox }
         var accountLinks: any AccountLinkStore { stores.accountLinks }
         var identityProviders: any IdentityProviderStore { stores.identityProviders }
+        var federatedIdentities: any FederatedIdentityStore { stores.federatedIdentities }
     }
 }

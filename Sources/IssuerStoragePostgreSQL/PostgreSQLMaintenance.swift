@@ -14,6 +14,7 @@ struct PostgreSQLMaintenance: StorageMaintenance {
         let now = policy.now
         return [
             ("pending_authorizations", "expires_at <= $1", [.integer(now)]),
+            ("federation_requests", "expires_at <= $1", [.integer(now)]),
             ("authorization_codes", "(used_at IS NULL AND expires_at <= $1) OR expires_at <= $2",
              [.integer(now), .integer(now - policy.refreshTokenLifetime)]),
             ("refresh_tokens", "expires_at <= $1", [.integer(now - policy.refreshGracePeriod)]),

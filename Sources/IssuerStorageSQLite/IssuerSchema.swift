@@ -28,6 +28,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.recoveryCodes,
         IssuerMigrations.emailChangeLinks,
         IssuerMigrations.identityProviders,
+        IssuerMigrations.federatedIdentities,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

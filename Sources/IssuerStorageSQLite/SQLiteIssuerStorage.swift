@@ -76,6 +76,7 @@ final class SQLiteStores {
     let mailOutboxStore: SQLiteMailOutboxStore
     let accountLinkStore: SQLiteAccountLinkStore
     let identityProviderStore: SQLiteIdentityProviderStore
+    let federatedIdentityStore: SQLiteFederatedIdentityStore
     private(set) lazy var reads = Reads(stores: self)
     private(set) lazy var writes = Writes(stores: self)
 
@@ -101,6 +102,7 @@ final class SQLiteStores {
         mailOutboxStore = SQLiteMailOutboxStore(database: database)
         accountLinkStore = SQLiteAccountLinkStore(database: database)
         identityProviderStore = SQLiteIdentityProviderStore(database: database)
+        federatedIdentityStore = SQLiteFederatedIdentityStore(database: database)
     }
 
     struct Reads: IssuerReads {
@@ -122,6 +124,7 @@ final class SQLiteStores {
         var mailOutbox: any MailOutboxReads { stores.mailOutboxStore }
         var accountLinks: any AccountLinkReads { stores.accountLinkStore }
         var identityProviders: any IdentityProviderReads { stores.identityProviderStore }
+        var federatedIdentities: any FederatedIdentityReads { stores.federatedIdentityStore }
     }
 
     struct Writes: IssuerWrites {
@@ -146,5 +149,6 @@ final class SQLiteStores {
         var mailOutbox: any MailOutboxStore { stores.mailOutboxStore }
         var accountLinks: any AccountLinkStore { stores.accountLinkStore }
         var identityProviders: any IdentityProviderStore { stores.identityProviderStore }
+        var federatedIdentities: any FederatedIdentityStore { stores.federatedIdentityStore }
     }
 }

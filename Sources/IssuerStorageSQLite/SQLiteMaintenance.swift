@@ -16,6 +16,9 @@ struct SQLiteMaintenance: StorageMaintenance {
         let now = policy.now
         return [
             ("pending_authorizations", "expires_at <= ?", [.integer(now)]),
+            // A trip to an upstream provider, and the link it may offer, end
+            // with it (taken ones stay until then for their offer).
+            ("federation_requests", "expires_at <= ?", [.integer(now)]),
             // Unused codes die at expiry; used ones are kept while the tokens
             // they issued may live, so a proven replay can still revoke them.
             ("authorization_codes", "(used_at IS NULL AND expires_at <= ?) OR expires_at <= ?",

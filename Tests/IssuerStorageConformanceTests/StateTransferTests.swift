@@ -95,6 +95,15 @@ final class StateTransferTests: XCTestCase {
                     'https://appleid.apple.com/auth/authorize', 'https://appleid.apple.com/auth/token', 'https://appleid.apple.com/auth/keys',
                     'TEAM123456', 'KEY1234567', x'A1', NULL, 41)
             """),
+        ("federated_identities", """
+            INSERT INTO federated_identities (issuer, subject, user_id, provider, email, linked_at, last_used_at)
+            VALUES ('https://id.corp.example', '248289761001', 5, 'corp', 'alice@corp.example', 42, 43)
+            """),
+        ("federation_requests", """
+            INSERT INTO federation_requests (state_hash, binding_hash, provider, pending_hash, created_at, expires_at, used_at, link_user_id,
+                                             link_issuer, link_subject, link_email)
+            VALUES (x'51', x'B1', 'corp', x'9E', 44, 644, 45, 9, 'https://id.corp.example', 'bob-sub', 'bob@example.com')
+            """),
     ]
 
     var directory = ""
