@@ -95,6 +95,10 @@ extension IssuerComposition {
     /// A responder process's whole composition: the issuer once, and the
     /// process's route table over it.
     public static func routeTable(_ process: IssuerProcess, _ config: GatehouseConfig) throws -> RouteTable {
-        try IssuerRouteTable.table(process, services: try services(config, withPages: process.rendersPages), config: config)
+        let services = try services(config, withPages: process.rendersPages)
+        if process == .login {
+            services.providerHTTP = OutboundDocumentFetcher(config, environment: ProcessInfo.processInfo.environment)
+        }
+        return try IssuerRouteTable.table(process, services: services, config: config)
     }
 }

@@ -7,7 +7,7 @@ struct UserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user", abstract: "Add, change, disable, unlock, delete and list users; enrol or remove TOTP.",
         discussion: "EMAIL finds the account whatever the case of its ASCII letters; one with a control character is refused.",
-        subcommands: [Add.self, Invite.self, Passwd.self, Update.self, Disable.self, Enable.self, Unlock.self, Delete.self, List.self,
+        subcommands: [Add.self, Invite.self, Passwd.self, Update.self, Disable.self, Enable.self, Unlock.self, Delete.self, List.self, Links.self,
                       TOTPCommand.self, PasskeysCommand.self])
 
     struct Add: ParsableCommand {
@@ -190,5 +190,42 @@ struct UserCommand: ParsableCommand {
                        users.map { [$0.email, $0.name, $0.roles.joined(separator: ","), $0.disabled ? "disabled" : "active",
                                     $0.emailVerified ? "yes" : "no", $0.subject] })
         }
+    }
+
+    struct Links: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List a user's links to upstream identity providers (ssoctl idp).",
+            discussion: """
+                A link names the account at the provider by its issuer and sub; sign-ins through the provider match                 on them, never on the address. --json: an array of {provider, issuer, subject, email, linked_at,                 last_used_at}, oldest first.
+                """)
+        @Argument(help: "The user's email address.") var email: String
+        @Flag(help: "Print a JSON array of objects.") var json = false
+
+        func run() throws {
+            let context = try Context.open()
+            let (_, links) = attempt { try context.services.providerLinks.list(email: email) }
+            if json { return printJSON(links.map(ProviderLinkJSON.init)) }
+            printTable(["PROVIDER", "EMAIL", "LINKED", "LAST USED", "ISSUER", "SUB"],
+                       links.map { [$0.provider, $0.email, formatTime($0.linkedAt), formatTime($0.lastUsedAt), $0.issuer, $0.subject] })
+        }
+    }
+}
+
+/// `ssoctl user links --json`.
+struct ProviderLinkJSON: Encodable {
+    let provider: String
+    let issuer: String
+    let subject: String
+    let email: String
+    let linked_at: Int64
+    let last_used_at: Int64?
+
+    init(_ link: FederatedIdentity) {
+        provider = link.provider
+        issuer = link.issuer
+        subject = link.subject
+        email = link.email
+        linked_at = link.linkedAt
+        last_used_at = link.lastUsedAt
     }
 }

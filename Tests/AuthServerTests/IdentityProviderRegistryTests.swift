@@ -16,6 +16,10 @@ final class IdentityProviderRegistryTests: XCTestCase {
             asked.append(url)
             return documents[url].map { (200, Array($0.utf8)) } ?? (404, [])
         }
+        func postForm(_ url: String, _ fields: [(String, String)], headers: [(name: String, value: String)]) throws -> (status: Int, body: [UInt8]) {
+            asked.append("POST " + url)
+            return (404, [])
+        }
     }
 
     var issuer: TemporaryIssuer!

@@ -72,6 +72,15 @@ public final class IssuerServices {
                                                                                                                     clock: clock))
     /// The upstream OpenID Connect providers (`ssoctl idp`).
     public private(set) lazy var identityProviders = IdentityProviderRegistry(storage: storage, sealingKeys: sealingKeys, clock: clock)
+    /// The issuer's requests to upstream providers (their JWKS and token
+    /// endpoints); the composition root sets the outbound HTTPS client, the
+    /// tests a fake. Unset, every request fails.
+    public var providerHTTP: any ProviderDocumentFetching = NoProviderHTTP()
+    /// Sign-in through upstream providers (the login process).
+    public private(set) lazy var federatedSignIn = FederatedSignIn(storage: storage, registry: identityProviders, http: providerHTTP,
+                                                                   completion: signInCompletion, issuer: settings.issuer, clock: clock)
+    /// Users' links to upstream accounts (/account, ssoctl user links).
+    public private(set) lazy var providerLinks = ProviderLinks(storage: storage, clock: clock)
     /// Sign-up, verification, password reset and invitations.
     public private(set) lazy var gettingIn = GettingIn(storage: storage, hasher: hasher, settings: settings, clock: clock)
     public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)

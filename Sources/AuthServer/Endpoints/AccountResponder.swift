@@ -41,7 +41,8 @@ public final class AccountResponder: RoutedEndpointGroup {
         let signIn = AccountSignIn(issuer: services.settings.issuer, redemption: services.accountCodeRedemption, whoIsAsking: whoIsAsking,
                                    catalogue: services.messages)
         let overview = AccountOverview(signIn: signIn, selfService: changes.selfService, sessions: services.sessions, clients: services.clients,
-                                       totp: services.totp, reauthentication: changes.reauthentication, catalogue: services.messages)
+                                       totp: services.totp, providerLinks: services.providerLinks, reauthentication: changes.reauthentication,
+                                       catalogue: services.messages)
         let deletion = AccountDeletion(changes: changes, accountChanges: services.accountChanges, catalogue: services.messages)
         let emailChange = AccountEmailChange(changes: changes, gettingIn: services.gettingIn, catalogue: services.messages)
         let passkeyConfirmation = AccountPasskeyConfirmation(changes: changes, passkeys: services.passkeys, catalogue: services.messages)
@@ -71,6 +72,7 @@ struct AccountOverview {
     let sessions: SSOSessions
     let clients: ClientRegistry
     let totp: TOTPEnrolments
+    let providerLinks: ProviderLinks
     let reauthentication: AccountReauthentication
     let catalogue: MessageCatalogue
 
@@ -101,6 +103,9 @@ struct AccountOverview {
             AccountReauthentication.section(formToken: token, secondsLeft: confirmedFor, hasPasskeys: !passkeys.isEmpty, messages: messages),
             AccountTOTPResponder.section(formToken: token, recoveryCodesLeft: recoveryCodesLeft, confirmed: confirmed, messages: messages),
         ]
+        if let links = AccountLinksResponder.section(try providerLinks.list(userID: signedIn.user.id), formToken: token, messages: messages) {
+            sections.insert(links, at: 2)
+        }
         sections.append(AccountEmailChange.section(user: signedIn.user, formToken: token, confirmed: confirmed, messages: messages))
         if confirmed {
             sections.append(AccountPasswordResponder.section(formToken: token, messages: messages))

@@ -54,6 +54,7 @@ enum AccountSessionsSection {
 
     /// How the session signed in (its amr, RFC 8176), as plain text.
     static func method(_ amr: [String], _ messages: Messages) -> String {
+        if let provider = AuthenticationMethods.identityProvider(in: amr) { return messages.text("sessions.method_provider", ["provider": provider]) }
         let values = Set(amr)
         if values.contains(AuthenticationMethods.password) {
             let withCode = values.contains(AuthenticationMethods.oneTimePassword)

@@ -21,8 +21,9 @@ struct SignInAnswer {
         // still there to try again: its cookie goes.
         let pendingGone = SetCookie.expired(name: PendingAuthorizations.cookieName, path: "/login")
         switch outcome {
-        case .signedIn(let secret, let code, let request, let sid):
+        case .signedIn(let secret, let code, let request, let sid, let linked):
             SecurityEvents.signIn(.success, user: user, client: request.clientID, ip: step.address, sid: sid)
+            if let linked { SecurityEvents.providerLinked(user: user.email, provider: linked.provider, ip: step.address, sid: sid) }
             return .location(AuthorizationResponse.successLocation(redirectURI: request.redirectURI, code: code, state: request.state, issuer: issuer),
                              cookies: [SetCookie(name: SSOSessions.cookieName, value: secret, maxAge: sessionLifetime), pendingGone,
                                        InterstitialSignInMethod.cookie(after: amr)],

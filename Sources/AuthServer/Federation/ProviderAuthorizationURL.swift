@@ -10,7 +10,7 @@ public enum ProviderAuthorizationURL {
     /// (fresh and random for each); `redirectURI` is
     /// IdentityProviderRegistry.redirectURI of this issuer.
     public static func make(provider: IdentityProvider, redirectURI: String, state: String, nonce: String, codeChallenge: String,
-                            loginHint: String? = nil) -> String {
+                            loginHint: String? = nil, reauthenticate: Bool = false) -> String {
         var parameters: [(String, String)] = [
             ("response_type", "code"), ("client_id", provider.clientID), ("redirect_uri", redirectURI),
             ("scope", provider.scopes.joined(separator: " ")), ("state", state), ("nonce", nonce),
@@ -23,6 +23,9 @@ public enum ProviderAuthorizationURL {
         // the ID token's `hd` claim is what is checked, not this.
         if provider.preset == .google, let domain = provider.hostedDomain { parameters.append(("hd", domain)) }
         if let loginHint { parameters.append(("login_hint", loginHint)) }
+        // The app asked for a fresh sign-in (prompt=login, max_age): an
+        // upstream session alone must not satisfy it (OIDC Core §3.1.2.1).
+        if reauthenticate { parameters.append(("prompt", "login")) }
         let separator = provider.endpoints.authorization.contains("?") ? "&" : "?"
         return provider.endpoints.authorization + separator + FormParser.encode(parameters)
     }

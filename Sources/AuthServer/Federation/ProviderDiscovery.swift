@@ -2,12 +2,23 @@ import FoundationEssentials
 import IssuerStorage
 import SSOCore
 
-/// Fetches a document over HTTPS for the issuer (a provider's discovery
-/// document, later its JWKS): the outbound client's rules (https only, the
-/// trust store, no redirects, 10 s, 1 MiB) live behind it, in
+/// The issuer's requests to a provider over HTTPS (its discovery document,
+/// its JWKS, its token endpoint): the outbound client's rules (https only,
+/// the trust store, no redirects, 10 s, 1 MiB) live behind it, in
 /// IssuerComposition, so this target needs no libcurl.
 public protocol ProviderDocumentFetching {
     func get(_ url: String) throws -> (status: Int, body: [UInt8])
+    /// An `application/x-www-form-urlencoded` POST (the token request).
+    func postForm(_ url: String, _ fields: [(String, String)], headers: [(name: String, value: String)]) throws -> (status: Int, body: [UInt8])
+}
+
+/// A process with no outbound client (ssoctl's read-only commands, most tests).
+public struct NoProviderHTTP: ProviderDocumentFetching {
+    public init() {}
+    public func get(_ url: String) throws -> (status: Int, body: [UInt8]) { throw ValidationError("no outbound HTTPS in this process") }
+    public func postForm(_ url: String, _ fields: [(String, String)], headers: [(name: String, value: String)]) throws -> (status: Int, body: [UInt8]) {
+        throw ValidationError("no outbound HTTPS in this process")
+    }
 }
 
 /// Reads a provider's OpenID Connect discovery document (OpenID Connect

@@ -31,6 +31,26 @@ public enum SecurityEvents {
                                    ip: ip, reason: result == .success ? nil : result.rawValue, sid: sid))
     }
 
+    /// A return from an upstream provider: a sign-in through it, an
+    /// account made from it, or why it was refused (never its tokens or codes).
+    /// The provider's name is the event's `target`.
+    public static func federatedSignIn(_ result: FederationResult, provider: String?, user: String?, client: String?, ip: String,
+                                       sid: String? = nil) {
+        Metrics.count(.federatedSignIns, result.rawValue)
+        let succeeded = [.success, .created, .linkOffered].contains(result)
+        AuditLog.record(AuditEvent(event: succeeded ? "federated_login" : "federated_login_failure", user: user, client: client, ip: ip,
+                                   reason: result == .success ? nil : result.rawValue, sid: sid, target: provider))
+    }
+
+    /// An upstream account linked to a local one, or unlinked from it.
+    public static func providerLinked(user: String, provider: String, ip: String, sid: String?) {
+        AuditLog.record(AuditEvent(event: "provider_linked", user: user, ip: ip, sid: sid, target: provider))
+    }
+
+    public static func providerUnlinked(user: String, provider: String, ip: String, sid: String?) {
+        AuditLog.record(AuditEvent(event: "provider_unlinked", user: user, ip: ip, sid: sid, target: provider))
+    }
+
     public static func accountLocked(user: User, client: String?, ip: String) {
         Metrics.count(.accountLocks)
         AuditLog.record(AuditEvent(event: "account_locked", user: user.email, client: client, ip: ip))

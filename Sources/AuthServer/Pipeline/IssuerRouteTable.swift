@@ -24,7 +24,8 @@ public enum IssuerRouteTable {
         case .login:
             return [try LoginResponder(services: services), ClientNameResponder(services: services), AccountResponder(services: services),
                     AccountSessionsResponder(services: services), AccountPasswordResponder(services: services),
-                    AccountTOTPResponder(services: services), GettingInResponder(services: services)]
+                    AccountTOTPResponder(services: services), GettingInResponder(services: services),
+                    FederationResponder(services: services), AccountLinksResponder(services: services)]
         case .token: return [try TokenResponder(services: services)]
         case .jwks: return [JWKSResponder(keys: services.signingKeys)]
         case .discovery:

@@ -30,9 +30,31 @@ public enum AuthenticationMethods {
     public static let passwordACR = "urn:gatehouse:pwd"
     public static let multiFactorACR = "urn:gatehouse:mfa"
 
-    public static func acr(for amr: [String]) -> String {
-        (amr.contains(oneTimePassword) && amr.contains(password)) || amr.contains(multiFactor) ? multiFactorACR : passwordACR
+    /// The level a session's methods reach; nil for a sign-in through an
+    /// upstream provider that named no method (nothing to say honestly).
+    public static func acr(for amr: [String]) -> String? {
+        let methods = methods(amr)
+        if methods.isEmpty { return nil }
+        return (methods.contains(oneTimePassword) && methods.contains(password)) || methods.contains(multiFactor) ? multiFactorACR : passwordACR
     }
+
+    /// A sign-in through an upstream provider records the provider's name
+    /// beside the methods, as one more stored value with this prefix (no
+    /// RFC 8176 value has a colon), so the session, its codes and its
+    /// refresh tokens carry it wherever they carry `amr`, and the ID token
+    /// says `idp` (IDTokenClaims).
+    static let providerPrefix = "idp:"
+
+    /// The methods the provider named (RFC 8176 values only) and its name.
+    public static func federated(provider: String, upstream: [String]) -> [String] { upstream + [providerPrefix + provider] }
+
+    /// The provider a session was signed in through, if any.
+    public static func identityProvider(in amr: [String]) -> String? {
+        amr.first { $0.hasPrefix(providerPrefix) }.map { String($0.dropFirst(providerPrefix.count)) }
+    }
+
+    /// The `amr` values proper, without the provider's name.
+    public static func methods(_ amr: [String]) -> [String] { amr.filter { !$0.hasPrefix(providerPrefix) } }
 
     /// The stored form: space-separated, as `scope` is.
     static func encode(_ amr: [String]) -> String { amr.joined(separator: " ") }

@@ -3,7 +3,7 @@ import SSOCore
 
 extension SSOSession {
     /// The authentication context class the session reached (OIDC Core §2 acr).
-    public var acr: String { AuthenticationMethods.acr(for: amr) }
+    public var acr: String? { AuthenticationMethods.acr(for: amr) }
 }
 
 /// SSO sessions: the browser holds a random secret in the `sso_session`

@@ -34,6 +34,10 @@ public struct SignInCompletion {
         /// sign-in the sign-up began in (GettingIn.verify compared it): the
         /// password was chosen in this sign-in, the link proves the address.
         case verifiedAddress
+        /// An upstream provider's verified ID token, returned to the
+        /// browser whose trip it was (FederatedSignIn checked the binding):
+        /// the pending request is the trip's, named by its hash.
+        case federated(pendingHash: [UInt8])
     }
 
     /// The pending request's browser, for the session it makes.
@@ -44,7 +48,9 @@ public struct SignInCompletion {
     }
 
     public enum Outcome {
-        case signedIn(sessionSecret: String, code: String, request: AuthorizationRequest, sid: String)
+        /// `linked`: the upstream account this sign-in proved the user's
+        /// own (FederatedLinkOffer), now linked.
+        case signedIn(sessionSecret: String, code: String, request: AuthorizationRequest, sid: String, linked: FederatedLinkOffer?)
         /// The request's id_token_hint named someone else: it is consumed and
         /// answered with an error, and no session is made for this user.
         case otherUserThanHinted(AuthorizationRequest)
@@ -63,8 +69,19 @@ public struct SignInCompletion {
     struct Abandon: Error { let outcome: Outcome }
 
     public func complete(user: User, amr: [String], proof: Proof, browser: Browser) throws -> Outcome {
+        try complete(amr: amr, proof: proof, browser: browser) { _ in user }.outcome
+    }
+
+    /// As above, for a user found (or made) in the same write unit: a
+    /// federated sign-in's account exists only if the sign-in completes.
+    /// `Refused` thrown by `account` rolls the unit back and passes through.
+    public func complete(amr: [String], proof: Proof, browser: Browser,
+                         account: (any IssuerWrites) throws -> User) throws -> (outcome: Outcome, user: User?) {
+        var found: User?
         do {
-            return try storage.write { tx in
+            let outcome: Outcome = try storage.write { tx in
+                let user = try account(tx)
+                found = user
                 guard let consumed = try spend(proof, user: user, browser: browser, tx) else { throw Abandon(outcome: .expired) }
                 let authorization = consumed.request
                 // OIDC Core §3.1.2.1 id_token_hint: "If the End-User identified
@@ -85,11 +102,26 @@ public struct SignInCompletion {
                 let code = try codes.issue(AuthorizationCodeGrantRecord(
                     request: authorization, sid: session.sid, userID: user.id, authTime: session.authTime, amr: session.amr),
                     lifetime: lifetimes.authorizationCode, tx)
-                return .signedIn(sessionSecret: secret, code: code, request: authorization, sid: session.sid)
+                return .signedIn(sessionSecret: secret, code: code, request: authorization, sid: session.sid,
+                                 linked: try adoptLinkOffer(proof, user: user, browser: browser, tx))
             }
+            return (outcome, found)
         } catch let abandon as Abandon {
-            return abandon.outcome
+            return (abandon.outcome, nil)
         }
+    }
+
+    /// The account's own password or passkey just completed the pending
+    /// request an upstream provider's link was offered in (FederatedSignIn,
+    /// "prove it's yours"): the link is made now, for this user only.
+    func adoptLinkOffer(_ proof: Proof, user: User, browser: Browser, _ tx: any IssuerWrites) throws -> FederatedLinkOffer? {
+        if case .federated = proof { return nil }
+        let now = clock()
+        guard let offer = try tx.federatedIdentities.takeLinkOffer(pendingHash: SecretHash.of(browser.cookieSecret), userID: user.id, now: now),
+              try tx.federatedIdentities.find(issuer: offer.issuer, subject: offer.subject) == nil else { return nil }
+        try tx.federatedIdentities.insert(FederatedIdentity(issuer: offer.issuer, subject: offer.subject, userID: user.id,
+                                                            provider: offer.provider, email: offer.email, linkedAt: now, lastUsedAt: now))
+        return offer
     }
 
     /// Spends the proof; the pending request it completes, nil when gone.
@@ -111,6 +143,8 @@ public struct SignInCompletion {
             return try marks.consume(cookieSecret: browser.cookieSecret, userID: user.id, tx)
         case .passkey, .verifiedAddress:
             return try pending.consume(cookieSecret: browser.cookieSecret, tx)
+        case .federated(let pendingHash):
+            return try tx.pendingAuthorizations.consume(secretHash: pendingHash, now: clock())
         }
     }
 }

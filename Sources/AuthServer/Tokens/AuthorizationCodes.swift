@@ -12,7 +12,7 @@ extension AuthorizationCodeGrantRecord {
     }
 
     /// OIDC Core §2 acr for the ID token.
-    public var acr: String { AuthenticationMethods.acr(for: amr) }
+    public var acr: String? { AuthenticationMethods.acr(for: amr) }
 }
 
 /// Why a code could not be redeemed, told apart for the log and for the

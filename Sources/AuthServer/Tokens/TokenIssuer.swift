@@ -58,6 +58,9 @@ public struct IDTokenClaims: Codable, Equatable, Sendable {
     /// resulting level (urn:gatehouse:pwd or urn:gatehouse:mfa).
     public let amr: [String]?
     public let acr: String?
+    /// The upstream provider the user signed in through (its name, as
+    /// `ssoctl idp add` gave it), absent otherwise.
+    public var idp: String? = nil
     /// Native SSO: the device id (seed profile) and the device secret
     /// (current draft) this ID token is bound to, as NativeSSOHash computes them.
     public var di_hash: String? = nil
@@ -135,10 +138,17 @@ public final class TokenIssuer {
             iss: settings.issuer, sub: grant.user.subject, aud: grant.clientID, exp: now + Int64(settings.lifetimes.idToken), iat: now,
             auth_time: grant.authTime, nonce: grant.nonce, sid: grant.sid, email: email ? grant.user.email : nil,
             email_verified: email ? grant.user.emailVerified : nil, name: grant.scope.contains("profile") ? grant.user.name : nil,
-            amr: grant.amr, acr: AuthenticationMethods.acr(for: grant.amr))
+            amr: Self.presentMethods(grant.amr), acr: AuthenticationMethods.acr(for: grant.amr))
+        claims.idp = AuthenticationMethods.identityProvider(in: grant.amr)
         claims.di_hash = grant.diHash
         claims.ds_hash = grant.dsHash
         return claims
+    }
+
+    /// RFC 8176's values, absent when an upstream provider named none.
+    static func presentMethods(_ amr: [String]) -> [String]? {
+        let methods = AuthenticationMethods.methods(amr)
+        return methods.isEmpty ? nil : methods
     }
 
     /// RFC 9068 §2.1: access tokens carry `typ: at+jwt`; ID tokens `JWT`.

@@ -32,7 +32,9 @@ public enum CookieParser {
 }
 
 public struct SetCookie: Sendable {
-    public enum SameSite: String, Sendable { case lax = "Lax", strict = "Strict" }
+    /// `none` only for a cookie a cross-site POST must carry (an upstream
+    /// provider's form_post callback); always with Secure.
+    public enum SameSite: String, Sendable { case lax = "Lax", strict = "Strict", none = "None" }
     public var name: String
     public var value: String
     public var path: String

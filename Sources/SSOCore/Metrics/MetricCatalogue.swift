@@ -81,6 +81,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
     case jwksFetches
     case accessTokenRefusals
     case mailSent
+    case federatedSignIns
 
     public var name: String {
         switch self {
@@ -94,6 +95,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
         case .jwksFetches: "gatehouse_jwks_fetches_total"
         case .accessTokenRefusals: "gatehouse_access_token_refusals_total"
         case .mailSent: "gatehouse_mail_sent_total"
+        case .federatedSignIns: "gatehouse_federated_sign_ins_total"
         }
     }
 
@@ -109,6 +111,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
         case .jwksFetches: "JWKS fetches by the resource servers, by result."
         case .accessTokenRefusals: "Access tokens the resource servers refused, by error code."
         case .mailSent: "Delivery attempts of queued mail by the mail sender, by message kind and result (sent, retry, failed)."
+        case .federatedSignIns: "Returns from upstream identity providers at /federation/callback, by result."
         }
     }
 
@@ -119,7 +122,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
         switch self {
         case .mailSent: "kind,result"
         case .tokensIssued: "grant"
-        case .logins: "result"
+        case .logins, .federatedSignIns: "result"
         case .dpopProofsRejected, .accessTokenRefusals: "reason"
         case .jwksFetches: "result"
         case .refreshReuseDetected, .refreshGraceRetries, .accountLocks, .logouts: nil
@@ -131,6 +134,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
         switch self {
         case .tokensIssued: ["authorization_code", "refresh_token", "token_exchange", "client_credentials"]
         case .logins: LoginResult.allCases.map(\.rawValue)
+        case .federatedSignIns: FederationResult.allCases.map(\.rawValue)
         // "nonce": a proof without the server's current nonce (use_dpop_nonce).
         case .dpopProofsRejected: DPoPError.Reason.allCases.map(\.metricLabel) + ["nonce"]
         case .jwksFetches: ["ok", "failed"]
@@ -182,4 +186,31 @@ public enum LoginResult: String, CaseIterable, Sendable {
     case passkeyRefused = "passkey_refused"
     /// A right password for a sign-up whose address is not verified yet.
     case unverifiedEmail = "unverified_email"
+}
+
+/// How a return from an upstream identity provider ended: the `result`
+/// label of `gatehouse_federated_sign_ins_total` and the `reason` of a
+/// refused one's audit event.
+public enum FederationResult: String, CaseIterable, Sendable {
+    /// Signed in through an existing link.
+    case success
+    /// A new local account was made from the provider's verified address.
+    case created
+    /// The address belongs to a local account: its owner was asked to sign
+    /// in with it to link the provider.
+    case linkOffered = "link_offered"
+    /// The user cancelled at the provider (`access_denied`).
+    case cancelled
+    /// The provider answered the authorization request with another error.
+    case providerError = "provider_error"
+    /// The callback's state is unknown, spent, expired or not this browser's.
+    case invalidState = "invalid_state"
+    /// The provider's token endpoint refused the code or could not be reached.
+    case tokenRefused = "token_refused"
+    /// The ID token failed a check (signature, iss, aud, azp, exp, iat, nonce, hd).
+    case invalidIDToken = "invalid_id_token"
+    /// No verified address, and no link: nothing was made.
+    case noVerifiedEmail = "no_verified_email"
+    /// The linked account is disabled.
+    case disabled
 }
