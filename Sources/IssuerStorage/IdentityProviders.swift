@@ -19,11 +19,16 @@ public struct ProviderEndpoints: Equatable, Sendable {
     public let authorization: String
     public let token: String
     public let jwks: String
+    /// RFC 9207: the provider puts `iss` in its authorization responses
+    /// (`authorization_response_iss_parameter_supported`), so a response
+    /// without it, or naming another issuer, is refused (mix-up defence).
+    public let sendsIssuer: Bool
 
-    public init(authorization: String, token: String, jwks: String) {
+    public init(authorization: String, token: String, jwks: String, sendsIssuer: Bool = false) {
         self.authorization = authorization
         self.token = token
         self.jwks = jwks
+        self.sendsIssuer = sendsIssuer
     }
 }
 

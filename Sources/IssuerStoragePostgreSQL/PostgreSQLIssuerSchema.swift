@@ -418,5 +418,6 @@ public enum PostgreSQLIssuerSchema {
             link_email TEXT
         );
         CREATE INDEX federation_requests_pending ON federation_requests (pending_hash);
+        ALTER TABLE identity_providers ADD COLUMN sends_iss BIGINT NOT NULL DEFAULT 0;
         """
 }

@@ -5,7 +5,8 @@ extension IssuerMigrations {
     /// providers, keyed by the provider's issuer and `sub`; and
     /// `federation_requests`: a browser's trip to a provider (state and
     /// binding stored as SHA-256 hashes, single use, ten minutes), with the
-    /// link it may offer an existing account's owner.
+    /// link it may offer an existing account's owner. And whether a provider
+    /// sends RFC 9207's `iss` in its authorization responses.
     static let federatedIdentities = Migration(version: 21, sql: """
         CREATE TABLE federated_identities (
             issuer TEXT NOT NULL,
@@ -32,5 +33,6 @@ extension IssuerMigrations {
             link_email TEXT
         );
         CREATE INDEX federation_requests_pending ON federation_requests (pending_hash);
+        ALTER TABLE identity_providers ADD COLUMN sends_iss INTEGER NOT NULL DEFAULT 0;
         """)
 }

@@ -9,7 +9,7 @@ final class SQLiteIdentityProviderStore: IdentityProviderStore {
 
     static let columns = """
         name, issuer, client_id, secret_sealed, scopes, label, preset, authorization_endpoint, token_endpoint, jwks_uri, \
-        apple_team_id, apple_key_id, apple_key_sealed, hosted_domain, created_at
+        apple_team_id, apple_key_id, apple_key_sealed, hosted_domain, created_at, sends_iss
         """
 
     func list() throws -> [IdentityProvider] {
@@ -22,13 +22,13 @@ final class SQLiteIdentityProviderStore: IdentityProviderStore {
 
     func insert(_ provider: IdentityProvider) throws {
         try database.execute("""
-            INSERT INTO identity_providers (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO identity_providers (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.text(provider.name), .text(provider.issuer), .text(provider.clientID), provider.sealedSecret.map(SQLiteValue.blob) ?? .null,
                   .text(StoredList.encode(provider.scopes)), .text(provider.label), .text(provider.preset.rawValue),
                   .text(provider.endpoints.authorization), .text(provider.endpoints.token), .text(provider.endpoints.jwks),
                   SQLiteValue(provider.appleKey?.teamID), SQLiteValue(provider.appleKey?.keyID),
                   provider.appleKey.map { SQLiteValue.blob($0.sealedPrivateKey) } ?? .null, SQLiteValue(provider.hostedDomain),
-                  .integer(provider.createdAt)])
+                  .integer(provider.createdAt), .integer(provider.endpoints.sendsIssuer ? 1 : 0)])
     }
 
     func remove(name: String) throws -> Bool {
@@ -42,7 +42,7 @@ final class SQLiteIdentityProviderStore: IdentityProviderStore {
         return IdentityProvider(name: row.string(0), issuer: row.string(1), clientID: row.string(2), sealedSecret: row[3].bytes,
                                 scopes: StoredList.decode(row.string(4)), label: row.string(5),
                                 preset: IdentityProviderPreset(rawValue: row.string(6)),
-                                endpoints: ProviderEndpoints(authorization: row.string(7), token: row.string(8), jwks: row.string(9)),
+                                endpoints: ProviderEndpoints(authorization: row.string(7), token: row.string(8), jwks: row.string(9), sendsIssuer: row.int(15) != 0),
                                 appleKey: appleKey, hostedDomain: row.optionalString(13), createdAt: row.int(14))
     }
 }

@@ -54,8 +54,9 @@ final class FederatedSignInTests: XCTestCase {
     }
 
     func finish(_ trip: Trip, state: String?? = .none, cookie: String?? = .none, code: String? = "the-code", error: String? = nil,
-                appleUser: String? = nil) throws -> FederatedSignIn.Return {
-        let answer = FederatedSignIn.Answer(state: state ?? trip.trip.state, code: error == nil ? code : nil, error: error, appleUser: appleUser,
+                issuer: String? = nil, appleUser: String? = nil) throws -> FederatedSignIn.Return {
+        let answer = FederatedSignIn.Answer(state: state ?? trip.trip.state, code: error == nil ? code : nil, error: error, issuer: issuer,
+                                            appleUser: appleUser,
                                             cookie: cookie ?? trip.trip.cookie.value)
         return try federation.finish(answer, browser: SignInCompletion.Browser(cookieSecret: trip.pending.cookieSecret, address: address,
                                                                                userAgent: "Test/1"))
@@ -240,6 +241,20 @@ final class FederatedSignInTests: XCTestCase {
         XCTAssertEqual(again.2, "unknown, used or expired state")
         XCTAssertEqual(http.posts.count, 1, "a replayed answer never reaches the token endpoint")
         XCTAssertEqual(try userCount(), users)
+    }
+
+    // RFC 9207 §2.4 and RFC 9700 §4.4 (mix-up): an answer naming another
+    // issuer never reaches this provider's token endpoint.
+    func testAnAnswerNamingAnotherIssuerIsRefusedBeforeTheTokenCall() throws {
+        let trip = try startTrip()
+        try provider(for: trip)
+        let refused = try XCTUnwrap(refusal(try finish(trip, issuer: "https://attacker.example")))
+        XCTAssertEqual(refused.0, .providerError)
+        XCTAssertEqual(http.posts.count, 0, "the code went nowhere")
+        XCTAssertTrue(try pendingWaits(trip))
+        let named = try startTrip()
+        try provider(for: named)
+        guard case .completed = try finish(named, issuer: F.issuer) else { return XCTFail("the provider's own iss is accepted") }
     }
 
     func testAnotherBrowsersAnswerSpendsTheStateAndSignsNoOneIn() throws {

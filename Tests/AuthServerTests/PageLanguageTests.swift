@@ -86,7 +86,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
     // MARK: Every page, built with the real catalogues
 
     static let keyPattern = try! NSRegularExpression(
-        pattern: "(?<![\\w/.-])(?:account|sessions|totp|password|password_rule|logout|error|passkeys|brand|login|otp|getting_in|forgot|reset|signup|verify|unverified|invitation|mail|confirm|delete|email|email_change|email_revert)\\.[a-z_]+(?![\\w.-])")
+        pattern: "(?<![\\w/.-])(?:account|sessions|totp|password|password_rule|logout|error|passkeys|brand|login|otp|getting_in|forgot|reset|signup|verify|unverified|invitation|mail|confirm|delete|email|email_change|email_revert|links)\\.[a-z_]+(?![\\w.-])")
 
     /// No text of the page is a key (a key the catalogue lacks shows as itself).
     func assertNoKey(_ html: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
@@ -175,7 +175,7 @@ final class PageLanguageTests: SessionEndpointsTestCase {
             PageText("error.login_form_malformed", ["reason": "badEncoding"]), PageText("error.foreign_form"),
             PageText("error.email_control_character"), PageText("account.cross_site"), PageText("logout.malformed"),
             PageText("logout.malformed_reason", ["reason": "badEncoding"]), PageText("logout.foreign_id_token"), PageText("logout.two_apps"),
-            PageText("logout.unnamed_app"),
+            PageText("logout.unnamed_app"), PageText("error.federation_state"),
         ]
         for (index, message) in errors.enumerated() {
             let title = ["error.signin_title", "account.error_title", "logout.error_title"][index % 3]
@@ -184,7 +184,9 @@ final class PageLanguageTests: SessionEndpointsTestCase {
                                                                    integrator: index % 2 == 0 ? details : nil).bodyText))
         }
         for text in ["account.sign_in_again", "account.form_malformed", "account.form_foreign", "passkeys.limit_reached",
-                     "passkeys.not_added", "passkeys.sign_in_refused", "totp.qr_label", "totp.wrong_code"] {
+                     "passkeys.not_added", "passkeys.sign_in_refused", "totp.qr_label", "totp.wrong_code", "login.continue_with", "login.or",
+                     "login.federation_failed", "login.federation_no_email", "login.federation_link", "sessions.method_provider",
+                     "links.heading", "links.lead", "links.linked", "links.unlink"] {
             pages.append(("text \(text)", messages.html(text)))
         }
         return pages

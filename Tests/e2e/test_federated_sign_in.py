@@ -227,8 +227,8 @@ def test_cancelling_at_the_provider_sends_the_app_access_denied(stack, upstream,
     trip = Trip(stack, upstream, http)
     sent = trip.leave()
     # What a provider sends when its user cancels (RFC 6749 §4.1.2.1).
-    cancelled = http.get(stack.issuer + "/federation/callback", params={"state": sent["state"], "error": "access_denied"},
-                         allow_redirects=False)
+    cancelled = http.get(stack.issuer + "/federation/callback",
+                         params={"state": sent["state"], "error": "access_denied", "iss": upstream.issuer}, allow_redirects=False)
     assert cancelled.status_code == 303
     answer = query(cancelled.headers["Location"])
     assert cancelled.headers["Location"].startswith(trip.app.redirect_uri)
@@ -281,8 +281,28 @@ def test_a_form_post_answer_works_as_apples_does(stack, upstream, http):
     trip.leave()
     answer = query(trip.sign_in_upstream(email))
     posted = http.post(stack.issuer + "/federation/callback",
-                       data={"state": answer["state"], "code": answer["code"], "user": json.dumps({"name": {"firstName": "G"}})},
+                       data={"state": answer["state"], "code": answer["code"], "iss": answer["iss"],
+                             "user": json.dumps({"name": {"firstName": "G"}})},
                        headers={"Origin": "https://appleid.apple.com", "Sec-Fetch-Site": "cross-site"}, allow_redirects=False)
     assert posted.status_code == 303, posted.text
     assert claims(trip.tokens(posted)["id_token"])["email"] == email
     assert "SameSite=None" in trip.left.headers["Set-Cookie"] and "Path=/federation" in trip.left.headers["Set-Cookie"]
+
+
+def test_an_answer_naming_another_issuer_or_none_is_refused_before_its_code_goes_anywhere(stack, upstream, http):
+    """RFC 9207 and RFC 9700 §4.4 (mix-up): every provider answers at one
+    callback; the upstream advertises `authorization_response_iss_parameter_supported`,
+    so its answers must name it."""
+    email = f"hana-{secrets.token_hex(3)}@corp.example"
+    upstream_user(upstream, email)
+    for iss in ["https://attacker.example", None]:
+        trip = Trip(stack, upstream, http)
+        trip.leave()
+        answer = query(trip.sign_in_upstream(email))
+        assert answer["iss"] == upstream.issuer
+        params = {"state": answer["state"], "code": answer["code"], **({"iss": iss} if iss else {})}
+        refused = http.get(stack.issuer + "/federation/callback", params=params, allow_redirects=False)
+        assert refused.status_code == 303 and query(refused.headers["Location"])["error"] == "federation_failed", iss
+    assert local_user(stack, email) == []
+    failures = [json.loads(line) for line in open(os.path.join(stack.home, "log", "audit.log"))]
+    assert [event["reason"] for event in failures if event["event"] == "federated_login_failure"][-2:] == ["provider_error", "provider_error"]

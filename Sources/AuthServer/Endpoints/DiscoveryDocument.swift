@@ -72,7 +72,7 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         scopes_supported = StandardScopes.all
         // `roles`: the user's roles, in access tokens (TokenIssuer).
         claims_supported = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "email", "email_verified", "name", "amr", "acr", "ds_hash",
-                            "di_hash", "roles"]
+                            "di_hash", "roles", "idp"]
         acr_values_supported = ["urn:gatehouse:pwd", "urn:gatehouse:mfa"]
         // RFC 9207 §3: every authorization response carries `iss`.
         authorization_response_iss_parameter_supported = true

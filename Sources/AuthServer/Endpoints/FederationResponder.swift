@@ -60,7 +60,7 @@ struct FederationHandlers {
         let request = exchange.request, parameters = exchange.parameters
         func value(_ name: String) -> String? { (try? parameters.single(name)) ?? nil }
         let found = try federation.finish(
-            FederatedSignIn.Answer(state: value("state"), code: value("code"), error: value("error"), appleUser: value("user"),
+            FederatedSignIn.Answer(state: value("state"), code: value("code"), error: value("error"), issuer: value("iss"), appleUser: value("user"),
                                    cookie: request.cookies[FederationTrip.cookieName]),
             browser: SignInCompletion.Browser(cookieSecret: "", address: request.remoteAddress, userAgent: request.header("user-agent")))
         let messages = catalogue.messages(for: request)

@@ -74,6 +74,8 @@ public final class FederatedSignIn {
         let state: String?
         let code: String?
         let error: String?
+        /// RFC 9207's `iss`, when the provider sends one.
+        let issuer: String?
         /// Apple's first form_post: `user`, JSON with the name (unsigned:
         /// only a display name is taken from it, never an address).
         let appleUser: String?
@@ -104,6 +106,22 @@ public final class FederatedSignIn {
             .refused(result, trip: trip, clientID: clientID, provider: request.provider, detail: detail)
         }
         guard let provider = try registry.find(name: request.provider) else { return refused(.providerError, "the provider was removed") }
+        // RFC 9207 §2.4: "Clients that support this specification MUST
+        // extract the value of the iss parameter from authorization
+        // responses they receive if the parameter is present and compare
+        // the result to the issuer identifier of the authorization server
+        // where the authorization request was sent to", and a client that
+        // knows the server sends it "MUST reject authorization responses
+        // without the iss parameter". Every provider answers at the one
+        // callback, so this is what tells a code from another provider
+        // (RFC 9700 §4.4, mix-up) before it is sent to this one's token endpoint.
+        if let stated = answer.issuer {
+            guard stated.utf8.elementsEqual(provider.issuer.utf8) else {
+                return refused(.providerError, "the answer's iss is not the issuer of the provider it was sent to (mix-up)")
+            }
+        } else if provider.endpoints.sendsIssuer {
+            return refused(.providerError, "the provider sends iss in its answers, and this one has none")
+        }
         if let error = answer.error {
             // RFC 6749 §4.1.2.1: "access_denied: The resource owner or
             // authorization server denied the request." Apple says
@@ -236,7 +254,6 @@ public final class FederatedSignIn {
             let name: Name?
         }
         guard json.utf8.count <= 4096, let user = try? JSONDecoder().decode(User.self, from: Data(json.utf8)), let name = user.name else { return nil }
-        let full = [name.firstName, name.lastName].compactMap { $0 }.joined(separator: " ")
-        return full.isEmpty ? nil : UpstreamIDToken.cleanName(full)
+        return UpstreamIDToken.displayName(nil, or: [name.firstName, name.lastName])
     }
 }

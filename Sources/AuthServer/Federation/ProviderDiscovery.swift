@@ -34,6 +34,7 @@ struct ProviderDiscovery {
         let jwks_uri: String?
         let response_types_supported: [String]?
         let id_token_signing_alg_values_supported: [String]?
+        let authorization_response_iss_parameter_supported: Bool?
     }
 
     /// §4: "the Issuer ... MUST be a URL using the https scheme with no
@@ -68,7 +69,8 @@ struct ProviderDiscovery {
         }
         let endpoints = ProviderEndpoints(authorization: try Self.httpsEndpoint(document.authorization_endpoint, "authorization_endpoint"),
                                           token: try Self.httpsEndpoint(document.token_endpoint, "token_endpoint"),
-                                          jwks: try Self.httpsEndpoint(document.jwks_uri, "jwks_uri"))
+                                          jwks: try Self.httpsEndpoint(document.jwks_uri, "jwks_uri"),
+                                          sendsIssuer: document.authorization_response_iss_parameter_supported ?? false)
         // Its ID tokens are checked through the issuer's JWS pipeline, which
         // verifies RS256 and ES256 (OIDC Core §15.1: RS256 is the default).
         if let algorithms = document.id_token_signing_alg_values_supported, !algorithms.contains(where: { ["RS256", "ES256"].contains($0) }) {

@@ -26,8 +26,9 @@ public final class ProviderKeys {
     public func key(jwksURI: String, kid: String) throws -> (any JWSVerificationKey)? {
         let now = clock()
         if let held = sets[jwksURI], now - held.fetchedAt < Self.maximumAge, let key = held.keys[kid] { return key }
-        if let last = lastRefetch[jwksURI], sets[jwksURI] != nil, now - last < Self.unknownKeyRefetchInterval {
-            return sets[jwksURI]?.keys[kid]
+        if let last = lastRefetch[jwksURI], now - last < Self.unknownKeyRefetchInterval {
+            guard let held = sets[jwksURI] else { throw ProviderKeysError(detail: "the provider's JWKS could not be read moments ago") }
+            return held.keys[kid]
         }
         lastRefetch[jwksURI] = now
         do {

@@ -111,11 +111,11 @@ public enum UpstreamIDToken {
         if let domain = provider.hostedDomain, claims.hd.map({ !$0.utf8.elementsEqual(domain.utf8) }) ?? true {
             throw UpstreamIDTokenError("hd is not \(domain)")
         }
-        let email = claims.email.flatMap { $0.utf8.count <= 254 && $0.contains("@") && !$0.utf8.contains(where: { $0 < 33 || $0 == 127 }) ? $0 : nil }
-        let given = [claims.given_name, claims.family_name].compactMap { $0 }.joined(separator: " ")
-        let name = claims.name ?? (given.isEmpty ? nil : given)
+        // The provider's address is held to the rules a sign-up's is: it
+        // becomes this issuer's account name.
+        let email = claims.email.flatMap { (try? UserAccounts.validate(email: $0)) != nil ? $0 : nil }
         return UpstreamIdentity(issuer: iss, subject: sub, verifiedEmail: claims.email_verified?.value == true ? email : nil,
-                                name: name.map(cleanName), amr: (claims.amr ?? []).filter(registeredMethods.contains).prefix(8).map { $0 },
+                                name: displayName(claims.name, or: [claims.given_name, claims.family_name]), amr: (claims.amr ?? []).filter(registeredMethods.contains).prefix(8).map { $0 },
                                 isPrivateEmail: claims.is_private_email?.value ?? false)
     }
 
@@ -123,8 +123,22 @@ public enum UpstreamIDToken {
     static let registeredMethods: Swift.Set<String> = ["face", "fpt", "geo", "hwk", "iris", "kba", "mca", "mfa", "otp", "pin", "pwd", "rba",
                                                         "retina", "sc", "sms", "swk", "tel", "user", "vbm", "wia"]
 
-    /// A display name: control characters out, at most 200 characters.
+    /// A display name: `full` when it has something to show, else the
+    /// parts that have, joined; nil when nothing is left.
+    static func displayName(_ full: String?, or parts: [String?]) -> String? {
+        if let full = full.map(cleanName), !full.isEmpty { return full }
+        let cleaned = parts.compactMap { $0.map(cleanName) }.filter { !$0.isEmpty }
+        return cleaned.isEmpty ? nil : cleaned.joined(separator: " ")
+    }
+
+    /// Control characters and bidirectional overrides out (a name is shown
+    /// on pages and in mail: "evil\u{202E}gnp.exe" must not read reversed),
+    /// surrounding white space trimmed, at most 200 characters.
     static func cleanName(_ name: String) -> String {
-        String(String.UnicodeScalarView(name.unicodeScalars.filter { !($0.value < 32 || (0x7F...0x9F).contains($0.value)) }).prefix(200))
+        let kept = name.unicodeScalars.filter {
+            !($0.value < 32 || (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value))
+        }
+        let trimmed = String(String.UnicodeScalarView(kept)).drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed()
+        return String(String(trimmed).prefix(200))
     }
 }
