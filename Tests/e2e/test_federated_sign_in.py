@@ -16,7 +16,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from oidc_flow import App, query
+from selenium.webdriver.common.by import By
 from stack import DEMO_PASSWORD, Stack
+from test_browser import (AuthorizationRequest, browser, browser_home, jwt_claims, query_of, screenshot,  # noqa: F401 (fixtures)
+                          tls_mode, wait_for_element, wait_for_url)
 
 CLIENT_ID = "gatehouse-downstream"
 SECRET = "downstream-secret-" + "5" * 24
@@ -306,3 +309,72 @@ def test_an_answer_naming_another_issuer_or_none_is_refused_before_its_code_goes
     assert local_user(stack, email) == []
     failures = [json.loads(line) for line in open(os.path.join(stack.home, "log", "audit.log"))]
     assert [event["reason"] for event in failures if event["event"] == "federated_login_failure"][-2:] == ["provider_error", "provider_error"]
+
+
+# --- in a real Chromium -------------------------------------------------------
+
+@pytest.mark.parametrize("javascript", [True, False])
+def test_in_chromium_a_person_continues_with_the_provider_and_comes_back_signed_in(stack, upstream, browser, screenshot, javascript):
+    email = f"ida-{secrets.token_hex(3)}@corp.example"
+    upstream_user(upstream, email, name="Ida Browser")
+    driver = browser(javascript=javascript)
+    request = AuthorizationRequest(stack, login_hint=None)
+    driver.get(request.url)
+    wait_for_url(driver, stack.issuer + "/login.html?", "/authorize without a session")
+    control = wait_for_element(driver, By.ID, "provider-corp")
+    assert control.text == "Continue with Corp SSO"
+    if javascript:
+        screenshot(driver, "login-providers.png")
+    control.click()
+    wait_for_url(driver, upstream.issuer + "/login.html?", "the provider's own sign-in page")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "form.login button[type=submit]").click()
+    wait_for_url(driver, request.redirect_uri, "back at the app after the provider")
+    tokens = request.exchange(stack.session(), query_of(driver.current_url)["code"]).json()
+    id_token = jwt_claims(tokens["id_token"])
+    assert id_token["idp"] == "corp" and id_token["email"] == email and id_token["name"] == "Ida Browser"
+    # /account: the link, the session "via corp", and no unlinking of the only way in.
+    driver.get(stack.issuer + "/account")
+    wait_for_element(driver, By.ID, "provider-links")
+    assert email in driver.find_element(By.ID, "provider-links").text
+    assert "via corp" in driver.find_element(By.ID, "sessions").text
+    driver.find_element(By.CSS_SELECTOR, "#provider-links button[type=submit]").click()
+    wait_for_url(driver, stack.issuer + "/account?done=provider_not_unlinked", "refused: the only way in")
+    assert "only way to sign in" in driver.page_source
+    assert len(links_of(stack, email)) == 1
+
+
+def links_of(stack, email):
+    return stack.query("SELECT provider FROM federated_identities WHERE email = ?", email)
+
+
+def test_a_link_is_unlinked_on_the_account_page_once_another_way_in_exists(stack, upstream, http):
+    """alice has a password: her link to corp may go, and the provider then
+    no longer signs her in (its next return offers a link again)."""
+    email = "alice@example.com"
+    if not links_of(stack, email):
+        trip = Trip(stack, upstream, stack.session())
+        trip.leave()
+        trip.sign_in_upstream(email, DEMO_PASSWORD)
+        trip.come_back()
+        assert trip.http.post(stack.issuer + "/login", data={"req": trip.req, "email": email, "password": DEMO_PASSWORD},
+                              allow_redirects=False).status_code == 303
+    assert links_of(stack, email) == [("corp",)]
+    # Signed in to /account through the issuer's own flow, with the password.
+    account = stack.session()
+    first = account.get(stack.issuer + "/account", allow_redirects=True)
+    req = query(first.url)["req"]
+    signed_in = account.post(stack.issuer + "/login", data={"req": req, "email": email, "password": DEMO_PASSWORD})
+    assert signed_in.status_code == 200 and 'id="provider-links"' in signed_in.text
+    token = signed_in.text.split('name="csrf" value="')[1].split('"')[0]
+    upstream_sub = upstream.query("SELECT subject FROM users WHERE email = ?", email)[0][0]
+    other = account.post(stack.issuer + "/account/links/remove", data={"csrf": token, "issuer": upstream.issuer, "subject": "someone-else"},
+                         allow_redirects=False)
+    assert other.headers["Location"] == "/account?done=provider_not_found"
+    removed = account.post(stack.issuer + "/account/links/remove", data={"csrf": token, "issuer": upstream.issuer, "subject": upstream_sub},
+                           allow_redirects=False)
+    assert removed.headers["Location"] == "/account?done=provider_unlinked"
+    assert links_of(stack, email) == []
+    events = [json.loads(line) for line in open(os.path.join(stack.home, "log", "audit.log"))]
+    assert any(event["event"] == "provider_unlinked" and event["user"] == email and event["target"] == "corp" for event in events)
