@@ -73,8 +73,9 @@ public struct SignInCompletion {
     }
 
     /// As above, for a user found (or made) in the same write unit: a
-    /// federated sign-in's account exists only if the sign-in completes.
-    /// `Refused` thrown by `account` rolls the unit back and passes through.
+    /// federated sign-in's account is made in the unit that spends its
+    /// pending request, so a request gone (expired, used) makes none. An
+    /// error thrown by `account` rolls the unit back and passes through.
     public func complete(amr: [String], proof: Proof, browser: Browser,
                          account: (any IssuerWrites) throws -> User) throws -> (outcome: Outcome, user: User?) {
         var found: User?
