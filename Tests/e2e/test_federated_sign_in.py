@@ -378,3 +378,22 @@ def test_a_link_is_unlinked_on_the_account_page_once_another_way_in_exists(stack
     assert links_of(stack, email) == []
     events = [json.loads(line) for line in open(os.path.join(stack.home, "log", "audit.log"))]
     assert any(event["event"] == "provider_unlinked" and event["user"] == email and event["target"] == "corp" for event in events)
+
+
+def test_two_first_sign_ins_of_one_upstream_account_at_once_make_one_account(stack, upstream):
+    """Two browsers come back from the provider at the same moment, for an
+    account not linked yet: one account, one link, both signed in."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    email = f"jo-{secrets.token_hex(3)}@corp.example"
+    upstream_user(upstream, email)
+    trips = [Trip(stack, upstream, stack.session()) for _ in range(2)]
+    for trip in trips:
+        trip.leave()
+        trip.sign_in_upstream(email)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        answers = list(pool.map(lambda trip: trip.come_back(), trips))
+    assert [answer.status_code for answer in answers] == [303, 303], [answer.text for answer in answers]
+    subjects = {claims(trip.tokens(answer)["id_token"])["sub"] for trip, answer in zip(trips, answers)}
+    assert len(subjects) == 1 and len(local_user(stack, email)) == 1
+    assert len([row for row in links(stack) if row[3] == email]) == 1

@@ -159,6 +159,11 @@ public final class FederatedSignIn {
         var result = FederationResult.success
         do {
             let (outcome, user) = try completion.complete(amr: amr, proof: .federated(pendingHash: request.pendingHash), browser: browser) { tx in
+                // Two first sign-ins of one upstream account at once (two
+                // tabs, two nodes): the second waits here for the first's
+                // commit, then finds its link, instead of making the address
+                // twice (the users' unique key would refuse it with a 500).
+                if let email = identity.verifiedEmail { try tx.mailOutbox.holdRecipient(email) }
                 // Later sign-ins match on (issuer, sub) only, never on email.
                 if let link = try tx.federatedIdentities.find(issuer: identity.issuer, subject: identity.subject) {
                     guard let user = try tx.users.find(id: link.userID), !user.disabled else { throw Refused.disabled(link.email) }
