@@ -14,16 +14,18 @@ introspection, revocation, logout) and checks every success response too, which
 random inputs can never reach; another walks DPoP (RFC 9449): the nonce round
 trip, bound tokens, userinfo under the DPoP scheme and its refusals; another
 the passkeys (a software authenticator adds one at /account and signs in with
-it at the login page), the account page's refusals and the ops listener.
+it at the login page), the account page's refusals and the ops listener;
+the last signs in through an upstream provider (a second real Gatehouse)
+and unlinks it.
 
-The login page's passkey endpoints and the account page's changes need a
-cookie that generated input cannot hold (the pending sign-in's `gh_login` with
-its `req`, a live `sso_session` with its form token): they are fuzzed both as
-they come (so every refusal must be documented) and, as the protected
-operations are, again with real ones and the same-origin headers the pages'
-own posts carry (a fresh pending sign-in; a signed-in test user of this
-module, never the demo user), so the checks reach the handlers behind the
-refusals.
+The login page's passkey and provider endpoints and the account page's
+changes need a cookie that generated input cannot hold (the pending
+sign-in's `gh_login` with its `req`, a live `sso_session` with its form
+token): they are fuzzed both as they come (so every refusal must be
+documented) and, as the protected operations are, again with real ones and
+the same-origin headers the pages' own posts carry (a fresh pending
+sign-in; a signed-in test user of this module, never the demo user), so
+the checks reach the handlers behind the refusals.
 """
 import atexit
 import json
@@ -54,6 +56,7 @@ from oidc_flow import App, query
 from stack import DEMO_PASSWORD, ROOT
 from soft_authenticator import SoftAuthenticator, b64url
 from test_account_security import client, fresh_address, new_user, totp
+from test_federated_sign_in import Trip, upstream, upstream_user  # noqa: F401 (upstream: a fixture)
 
 SPEC_PATH = os.path.join(ROOT, "openapi.yaml")
 DEMO_CLIENT = "mobile-app-001"
@@ -72,6 +75,8 @@ EXPECTED_OPERATIONS = {
     "GET /logout", "POST /logout",
     # the login page's passkey sign-in
     "POST /login/passkey/options", "POST /login/passkey",
+    # signing in through an upstream provider
+    "POST /login/federation", "GET /federation/callback", "POST /federation/callback",
     # getting in: sign-up, verification, password reset, invitations
     "GET /login/forgot", "POST /login/forgot", "GET /login/reset", "POST /login/reset", "GET /login/signup", "POST /login/signup",
     "GET /login/verify", "POST /login/verify", "POST /login/verify/resend", "GET /login/invitation", "POST /login/invitation",
@@ -81,7 +86,7 @@ EXPECTED_OPERATIONS = {
     "POST /account/passkeys/remove", "POST /account/passkeys/rename", "POST /account/sessions/end", "POST /account/sessions/end-all",
     "POST /account/password", "POST /account/totp/start", "POST /account/totp/confirm", "POST /account/totp/remove",
     "POST /account/totp/recovery-codes", "POST /account/confirm", "POST /account/delete", "POST /account/email",
-    "POST /account/passkeys/confirm-options", "POST /account/passkeys/confirm",
+    "POST /account/passkeys/confirm-options", "POST /account/passkeys/confirm", "POST /account/links/remove",
     # resource servers
     "GET /api/data", "GET /api/records",
     # app-links host
@@ -99,7 +104,7 @@ ORIGIN_OF_PATH = {"/api/data": "api_a", "/api/records": "api_b", "/.well-known/a
 # and the session's form token (`csrf`).
 ACCOUNT_CHANGES = {"/account/passkeys/options", "/account/passkeys", "/account/passkeys/remove", "/account/passkeys/rename", "/account/sessions/end",
                    "/account/sessions/end-all", "/account/password", "/account/totp/start", "/account/totp/confirm",
-                   "/account/totp/remove"}
+                   "/account/totp/remove", "/account/links/remove"}
 # Of those, the password and TOTP forms and the passkey options: the current password they ask for
 # goes through the login throttle (per account and per address), so their
 # generated (wrong) guesses are made as another test user of this module,
@@ -107,8 +112,9 @@ ACCOUNT_CHANGES = {"/account/passkeys/options", "/account/passkeys", "/account/p
 # account paths use nor the address the other tests here sign in from.
 ACCOUNT_SECRETS = {"/account/password", "/account/totp/start", "/account/totp/confirm", "/account/totp/remove",
                    "/account/passkeys/options"}
-# The login page's passkey endpoints: a pending sign-in's cookie and its `req`.
-PASSKEY_SIGN_IN = {"/login/passkey/options", "/login/passkey"}
+# The login page's passkey endpoints and its "Continue with …" forms: a
+# pending sign-in's cookie and its `req`.
+PENDING_SIGN_IN = {"/login/passkey/options", "/login/passkey", "/login/federation"}
 
 # Served by nginx's static module, which answers an unsupported method with a
 # 405 that has no `Allow` header (RFC 9110 §15.5.6 wants one). That is nginx's
@@ -176,7 +182,7 @@ def credentials(stack):
     the demo user (every scope, so userinfo, api-a and api-b all accept it) and
     a confidential client, made as an operator would make it; for the account
     page a signed-in browser of a test user, and for the login page's passkey
-    endpoints a fresh pending sign-in per request."""
+    and provider endpoints a fresh pending sign-in per request."""
     app = App(stack, http_session(stack))
     tokens = app.exchange(app.sign_in())
     assert tokens.status_code == 200, tokens.text
@@ -277,7 +283,7 @@ def with_credentials(case, credentials):
     if path in ACCOUNT_CHANGES and isinstance(case.body, dict):
         cookie, token = credentials["account"].session()
         return {"cookies": {"sso_session": cookie}, "data": {**case.body, "csrf": token}, "headers": dict(credentials["same_origin"])}
-    if path in PASSKEY_SIGN_IN and isinstance(case.body, dict):
+    if path in PENDING_SIGN_IN and isinstance(case.body, dict):
         cookie, req = credentials["pending_sign_in"]()
         return {"cookies": {"gh_login": cookie}, "data": {**case.body, "req": req}, "headers": dict(credentials["same_origin"])}
     # Public-client endpoints and the browser endpoints: name the demo client,
@@ -627,3 +633,94 @@ def test_password_and_totp_answers_of_the_real_flows_are_documented(stack):
     other = App(stack, client(stack, fresh_address()))
     signed_in = other.login(other.authorize().headers["Location"], email=email, password=new_password)
     assert signed_in.status_code == 303 and "code=" in signed_in.headers["Location"], signed_in.headers
+
+
+# ---- upstream providers -------------------------------------------------------
+
+def test_federation_answers_of_the_real_flows_are_documented(stack, upstream):
+    """Signing in through an upstream provider (a second real Gatehouse, as
+    test_federated_sign_in.py runs it), which generated inputs cannot reach:
+    the trip out, each kind of answer at the callback (GET, and a form post
+    as Apple's), and the account page's unlinking."""
+    issuer = stack.issuer
+    http = http_session(stack)
+    get, post = calls(stack, http)
+
+    # A new account through the provider: out with the binding cookie, back (a form post) with a code.
+    email = f"openapi-fed-{secrets.token_hex(4)}@corp.example"
+    upstream_user(upstream, email)
+    trip = Trip(stack, upstream, http)
+    trip.leave()
+    conforms(stack, trip.left)
+    assert trip.left.headers["Set-Cookie"].startswith("gh_federation=") and "SameSite=None" in trip.left.headers["Set-Cookie"]
+    answer = query(trip.sign_in_upstream(email))
+    callback_form = {"state": answer["state"], "code": answer["code"], "iss": answer["iss"]}
+    made = post(issuer + "/federation/callback", data=callback_form)
+    assert made.status_code == 303 and made.headers["Location"].startswith(trip.app.redirect_uri + "?code="), made.text
+    assert "sso_session" in http.cookies
+    # Replayed: the state is spent and the binding cookie gone.
+    replayed = post(issuer + "/federation/callback", data=callback_form)
+    assert replayed.status_code == 400 and replayed.headers["Set-Cookie"].startswith("gh_federation=;")
+    assert get(issuer + "/federation/callback").status_code == 400
+    assert post(issuer + "/federation/callback", json=callback_form).status_code == 415
+
+    # Its only way in cannot be unlinked; an unknown link is not found.
+    upstream_sub = upstream.query("SELECT subject FROM users WHERE email = ?", email)[0][0]
+    page = get(issuer + "/account")
+    assert page.status_code == 200 and 'id="provider-links"' in page.text
+    csrf = re.search(r'data-csrf="([A-Za-z0-9_-]+)"', page.text).group(1)
+    for subject, done in ((upstream_sub, "provider_not_unlinked"), ("someone-else", "provider_not_found")):
+        kept = post(issuer + "/account/links/remove", data={"csrf": csrf, "issuer": upstream.issuer, "subject": subject})
+        assert kept.status_code == 303 and kept.headers["Location"] == "/account?done=" + done
+
+    # No such provider: back to the login page, the pending request still waiting.
+    other = http_session(stack)
+    get_, post_ = calls(stack, other)
+    trip = Trip(stack, upstream, other)
+    unknown = post_(issuer + "/login/federation", data={"req": trip.req, "provider": "no-such-provider"})
+    assert unknown.status_code == 303 and unknown.headers["Location"].endswith("&error=federation_failed"), unknown.headers
+    assert query(unknown.headers["Location"])["req"] == trip.req and "Set-Cookie" not in unknown.headers
+
+    # Cancelled at the provider: the app hears access_denied, and the pending request is over.
+    trip.leave()
+    conforms(stack, trip.left)
+    cancelled = get_(issuer + "/federation/callback", params={"state": query(trip.at_provider)["state"], "error": "access_denied",
+                                                              "iss": upstream.issuer})
+    assert cancelled.status_code == 303 and query(cancelled.headers["Location"])["error"] == "access_denied"
+    assert cancelled.headers["Location"].startswith(trip.app.redirect_uri + "?")
+    expired = post_(issuer + "/login/federation", data={"req": trip.req, "provider": "corp"})
+    assert expired.status_code == 303 and expired.headers["Location"] == "/login.html?error=expired"
+
+    # Another issuer in the answer (a mix-up): back to the login page, federation_failed.
+    trip = Trip(stack, upstream, http_session(stack))
+    trip.leave()
+    mixed = dict(query(trip.sign_in_upstream(email)), iss="https://attacker.example")
+    failed = conforms(stack, trip.http.get(issuer + "/federation/callback", params=mixed, allow_redirects=False))
+    assert failed.status_code == 303 and query(failed.headers["Location"])["error"] == "federation_failed"
+
+    # No verified address and no link (an upstream user not linked yet: a link would sign in).
+    unlinked_email = f"openapi-fed-{secrets.token_hex(4)}@corp.example"
+    upstream_user(upstream, unlinked_email)
+    trip = Trip(stack, upstream, http_session(stack), provider="corp-noemail")
+    trip.leave()
+    trip.sign_in_upstream(unlinked_email)
+    no_email = conforms(stack, trip.come_back())
+    assert no_email.status_code == 303 and query(no_email.headers["Location"])["error"] == "federation_no_email"
+
+    # An existing account's address: its owner signs in to link it, then may unlink it (a password remains).
+    local_email, password, _ = new_user(stack)
+    upstream_user(upstream, local_email)
+    browser = http_session(stack)
+    get_, post_ = calls(stack, browser)
+    trip = Trip(stack, upstream, browser)
+    trip.leave()
+    trip.sign_in_upstream(local_email)
+    offered = conforms(stack, trip.come_back())
+    assert offered.status_code == 303 and query(offered.headers["Location"])["error"] == "federation_link"
+    assert query(offered.headers["Location"])["login_hint"] == local_email
+    linked = post_(issuer + "/login", data={"req": trip.req, "email": local_email, "password": password})
+    assert linked.status_code == 303 and linked.headers["Location"].startswith(trip.app.redirect_uri + "?code=")
+    csrf = re.search(r'data-csrf="([A-Za-z0-9_-]+)"', get_(issuer + "/account").text).group(1)
+    local_sub = upstream.query("SELECT subject FROM users WHERE email = ?", local_email)[0][0]
+    unlinked = post_(issuer + "/account/links/remove", data={"csrf": csrf, "issuer": upstream.issuer, "subject": local_sub})
+    assert unlinked.status_code == 303 and unlinked.headers["Location"] == "/account?done=provider_unlinked"

@@ -42,6 +42,8 @@ public final class ProviderKeys {
         return sets[jwksURI]?.keys[kid]
     }
 
+    static func bytes(_ base64url: String) -> [UInt8]? { Base64URL.decode(base64url) }
+
     /// One member of a JWK Set (RFC 7517 §4), as far as the issuer reads it.
     struct Member: Decodable {
         let kty: String?
@@ -69,11 +71,11 @@ public final class ProviderKeys {
         for member in set.keys {
             guard let kid = member.kid, !kid.isEmpty, member.use == nil || member.use == "sig" else { continue }
             if member.kty == "RSA", member.alg == nil || member.alg == "RS256",
-               let n = member.n.flatMap { Base64URL.decode($0) }, let e = member.e.flatMap { Base64URL.decode($0) },
+               let n = member.n.flatMap(Self.bytes), let e = member.e.flatMap(Self.bytes),
                let key = try? RSAKey.publicKey(modulus: n, exponent: e) {
                 keys[kid] = key
             } else if member.kty == "EC", member.crv == "P-256", member.alg == nil || member.alg == "ES256",
-                      let x = member.x.flatMap { Base64URL.decode($0) }, let y = member.y.flatMap { Base64URL.decode($0) },
+                      let x = member.x.flatMap(Self.bytes), let y = member.y.flatMap(Self.bytes),
                       let key = try? ProofVerificationKey.p256(x: x, y: y) {
                 keys[kid] = key
             }
