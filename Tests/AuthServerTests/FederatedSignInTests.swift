@@ -375,4 +375,41 @@ final class FederatedSignInTests: XCTestCase {
         guard case .completed(_, let june, _, _) = try finish(bare) else { return XCTFail("not completed") }
         XCTAssertEqual(june.name, "june")
     }
+
+    // MARK: Apple's token request
+
+    // Apple, "Generate and validate tokens": client_id and client_secret in
+    // the body; the secret is an ES256 JWT (kid = the key id; iss = the team
+    // id, sub = the client id, aud = https://appleid.apple.com).
+    func testApplesTokenRequestCarriesASecretSignedWithTheTeamsKeyAndAReAddedProviderGetsItsOwn() throws {
+        let apple = IdentityProviderRegistry.appleIssuer
+        http.documents[apple + "/.well-known/openid-configuration"] = (200, Array(IdentityProviderRegistryTests.discovery(apple).utf8))
+        func add(_ key: ES256PrivateKey) throws -> IdentityProvider {
+            try harness.services.identityProviders.add(ProviderRegistration(
+                name: "apple", preset: .apple, clientID: "com.example.sso", appleTeamID: "TEAM123456", appleKeyID: "KEY1234567",
+                appleKeyPEM: try key.privateKeyPEM()), fetcher: http)
+        }
+        http.tokenResponse = { _ in (200, Array(#"{"id_token":"x.y.z"}"#.utf8)) }
+        let first = try add(try ES256PrivateKey.generate())
+        let trip = try startTrip()
+        func secret(_ provider: IdentityProvider) throws -> [String: String] {
+            _ = try federation.redeem(code: "c", provider: provider, trip: trip.trip)
+            return Dictionary(uniqueKeysWithValues: try XCTUnwrap(http.posts.last).fields)
+        }
+        let sent = try secret(first)
+        XCTAssertEqual(sent["client_id"], "com.example.sso")
+        XCTAssertEqual(http.posts.last?.headers.count, 0, "no Basic credentials for Apple")
+        let jwt = try XCTUnwrap(sent["client_secret"]).split(separator: ".").map(String.init)
+        let header = try JSONSerialization.jsonObject(with: Data(try XCTUnwrap(Base64URL.decode(jwt[0])))) as? [String: Any]
+        let claims = try JSONSerialization.jsonObject(with: Data(try XCTUnwrap(Base64URL.decode(jwt[1])))) as? [String: Any]
+        XCTAssertEqual(header?["alg"] as? String, "ES256")
+        XCTAssertEqual(header?["kid"] as? String, "KEY1234567")
+        XCTAssertEqual(claims?["iss"] as? String, "TEAM123456")
+        XCTAssertEqual(claims?["sub"] as? String, "com.example.sso")
+        XCTAssertEqual(claims?["aud"] as? String, "https://appleid.apple.com")
+        XCTAssertEqual(try secret(first)["client_secret"], sent["client_secret"], "made once, kept until an hour before it expires")
+        XCTAssertTrue(try harness.services.identityProviders.remove(name: "apple"))
+        let second = try add(try ES256PrivateKey.generate())
+        XCTAssertNotEqual(try secret(second)["client_secret"], sent["client_secret"], "a provider added again signs with its new key at once")
+    }
 }

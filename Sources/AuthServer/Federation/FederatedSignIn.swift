@@ -15,7 +15,7 @@ public final class FederatedSignIn {
     let completion: SignInCompletion
     let issuer: String
     let clock: Clock
-    /// Apple's client secrets, made once a day per provider (AppleClientSecret).
+    /// Apple's client secrets, made once a day per provider row (AppleClientSecret).
     private var appleSecrets: [String: AppleClientSecret] = [:]
 
     public init(storage: any IssuerStorage, registry: IdentityProviderRegistry, http: any ProviderDocumentFetching,
@@ -243,12 +243,15 @@ public final class FederatedSignIn {
 
     func appleSecret(_ provider: IdentityProvider) throws -> String {
         let now = clock()
-        if let held = appleSecrets[provider.name], !held.needsRenewal(now: now) { return held.jwt }
         guard let apple = provider.appleKey else { throw ProviderKeysError(detail: "the Apple provider has no signing key") }
+        // Held per row as stored: a provider removed and added again under
+        // its name (a new key, a new client id) gets a secret of its own at once.
+        let held = Base64URL.encode(SHA256.hash(apple.sealedPrivateKey + Array("\u{0}\(provider.clientID)".utf8)))
+        if let secret = appleSecrets[held], !secret.needsRenewal(now: now) { return secret.jwt }
         let pem = try registry.sealer.open(apple.sealedPrivateKey, provider: provider.name, column: .appleKey)
         let made = try AppleClientSecret.make(key: try ES256PrivateKey.privateKey(pem: pem), teamID: apple.teamID, keyID: apple.keyID,
                                               clientID: provider.clientID, now: now)
-        appleSecrets[provider.name] = made
+        appleSecrets[held] = made
         return made.jwt
     }
 
