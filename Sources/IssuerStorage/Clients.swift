@@ -32,6 +32,10 @@ public struct Client: Equatable, Sendable {
     public var iosAppID: String?
     public var androidPackage: String?
     public var androidCertificateFingerprints: [String]
+    /// OpenID Connect Back-Channel Logout 1.0 §2.2 `backchannel_logout_uri`:
+    /// where the issuer POSTs a logout token when a session in which this
+    /// client was issued tokens ends; nil: it is told nothing.
+    public var backchannelLogoutURI: String?
 
     public var isConfidential: Bool { secretHash != nil }
 
@@ -45,7 +49,7 @@ public struct Client: Equatable, Sendable {
                 postLogoutRedirectURIs: [String], grantTypes: [String] = Client.defaultGrantTypes, requireDPoP: Bool = false,
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
                 androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil,
-                registrationID: String = "") {
+                registrationID: String = "", backchannelLogoutURI: String? = nil) {
         self.clientID = clientID
         self.displayName = displayName
         self.registrationID = registrationID
@@ -62,6 +66,7 @@ public struct Client: Equatable, Sendable {
         self.iosAppID = iosAppID
         self.androidPackage = androidPackage
         self.androidCertificateFingerprints = androidCertificateFingerprints
+        self.backchannelLogoutURI = backchannelLogoutURI
     }
 
     /// Byte equality on the grant type names (they are ASCII tokens).

@@ -123,7 +123,8 @@ final class PostgreSQLClientStore: ClientStore {
 
     static let columns = """
         client_id, secret_hash, scopes, native_sso_group, grant_types, require_dpop, require_par, access_token_lifetime,
-        refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name, registration_id
+        refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name, registration_id,
+        backchannel_logout_uri
         """
 
     func find(clientID: String) throws -> Client? {
@@ -138,7 +139,7 @@ final class PostgreSQLClientStore: ClientStore {
                       accessTokenLifetime: row.optionalInt(7).map(Int.init), refreshTokenLifetime: row.optionalInt(8).map(Int.init),
                       iosAppID: row.optionalString(9), androidPackage: row.optionalString(10),
                       androidCertificateFingerprints: StoredList.decode(row.string(11)), displayName: row.optionalString(12),
-                      registrationID: row.string(13))
+                      registrationID: row.string(13), backchannelLogoutURI: row.optionalString(14))
     }
 
     func list() throws -> [Client] {
@@ -156,13 +157,13 @@ final class PostgreSQLClientStore: ClientStore {
         let changed = try connection.execute("""
             UPDATE clients SET secret_hash = $1, scopes = $2, native_sso_group = $3, grant_types = $4, require_dpop = $5, require_par = $6,
                 access_token_lifetime = $7, refresh_token_lifetime = $8, ios_app_id = $9, android_package = $10,
-                android_cert_fingerprints = $11, display_name = $12
-            WHERE client_id = $13
+                android_cert_fingerprints = $11, display_name = $12, backchannel_logout_uri = $13
+            WHERE client_id = $14
             """, [PostgreSQLValue(client.secretHash), .text(StoredList.encode(client.scopes)), PostgreSQLValue(client.nativeSSOGroup),
                   .text(StoredList.encode(client.grantTypes)), PostgreSQLValue(client.requireDPoP), PostgreSQLValue(client.requirePAR),
                   Self.optional(client.accessTokenLifetime), Self.optional(client.refreshTokenLifetime), PostgreSQLValue(client.iosAppID),
                   PostgreSQLValue(client.androidPackage), .text(StoredList.encode(client.androidCertificateFingerprints)),
-                  PostgreSQLValue(client.displayName), .text(client.clientID)])
+                  PostgreSQLValue(client.displayName), PostgreSQLValue(client.backchannelLogoutURI), .text(client.clientID)])
         guard changed == 1 else { return false }
         try connection.execute("DELETE FROM client_redirect_uris WHERE client_id = $1", [.text(client.clientID)])
         for (kind, uris) in [("login", client.redirectURIs), ("post_logout", client.postLogoutRedirectURIs)] {

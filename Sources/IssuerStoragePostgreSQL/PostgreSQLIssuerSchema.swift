@@ -10,7 +10,7 @@ public enum PostgreSQLIssuerSchema {
     public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
                                                                     (6, version6), (7, version7), (8, version8), (9, version9),
                                                                     (10, version10), (11, version11), (12, version12),
-                                                                    (13, version13), (14, version14)]
+                                                                    (13, version13), (14, version14), (15, version15)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -419,5 +419,10 @@ public enum PostgreSQLIssuerSchema {
         );
         CREATE INDEX federation_requests_pending ON federation_requests (pending_hash);
         ALTER TABLE identity_providers ADD COLUMN sends_iss BIGINT NOT NULL DEFAULT 0;
+        """
+
+    /// A client's back-channel logout URI (as SQLite's migration 22).
+    static let version15 = """
+        ALTER TABLE clients ADD COLUMN backchannel_logout_uri TEXT;
         """
 }

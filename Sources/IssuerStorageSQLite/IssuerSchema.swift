@@ -29,6 +29,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.emailChangeLinks,
         IssuerMigrations.identityProviders,
         IssuerMigrations.federatedIdentities,
+        IssuerMigrations.backchannelLogout,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

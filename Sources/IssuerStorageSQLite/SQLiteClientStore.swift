@@ -8,7 +8,8 @@ final class SQLiteClientStore: ClientStore {
 
     static let columns = """
         client_id, secret_hash, scopes, native_sso_group, grant_types, require_dpop, require_par, access_token_lifetime,
-        refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name, registration_id
+        refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name, registration_id,
+        backchannel_logout_uri
         """
 
     func find(clientID: String) throws -> Client? {
@@ -22,7 +23,7 @@ final class SQLiteClientStore: ClientStore {
                       accessTokenLifetime: row.optionalInt(7).map(Int.init), refreshTokenLifetime: row.optionalInt(8).map(Int.init),
                       iosAppID: row.optionalString(9), androidPackage: row.optionalString(10),
                       androidCertificateFingerprints: StoredList.decode(row.string(11)), displayName: row.optionalString(12),
-                      registrationID: row.string(13))
+                      registrationID: row.string(13), backchannelLogoutURI: row.optionalString(14))
     }
 
     func list() throws -> [Client] {
@@ -40,13 +41,13 @@ final class SQLiteClientStore: ClientStore {
         let changed = try database.execute("""
             UPDATE clients SET secret_hash = ?, scopes = ?, native_sso_group = ?, grant_types = ?, require_dpop = ?, require_par = ?,
                 access_token_lifetime = ?, refresh_token_lifetime = ?, ios_app_id = ?, android_package = ?, android_cert_fingerprints = ?,
-                display_name = ?
+                display_name = ?, backchannel_logout_uri = ?
             WHERE client_id = ?
             """, [SQLiteValue(client.secretHash), .text(StoredList.encode(client.scopes)), SQLiteValue(client.nativeSSOGroup),
                   .text(StoredList.encode(client.grantTypes)), SQLiteValue(client.requireDPoP), SQLiteValue(client.requirePAR),
                   Self.optional(client.accessTokenLifetime), Self.optional(client.refreshTokenLifetime), SQLiteValue(client.iosAppID),
                   SQLiteValue(client.androidPackage), .text(StoredList.encode(client.androidCertificateFingerprints)),
-                  SQLiteValue(client.displayName), .text(client.clientID)])
+                  SQLiteValue(client.displayName), SQLiteValue(client.backchannelLogoutURI), .text(client.clientID)])
         guard changed == 1 else { return false }
         try database.execute("DELETE FROM client_redirect_uris WHERE client_id = ?", [.text(client.clientID)])
         for (kind, uris) in [("login", client.redirectURIs), ("post_logout", client.postLogoutRedirectURIs)] {

@@ -39,6 +39,10 @@ struct ClientCommand: ParsableCommand {
         @Option(name: .customLong("access-token-ttl"), help: "Access token lifetime in seconds (at most the issuer's).") var accessTokenTTL: Int?
         @Option(name: .customLong("refresh-token-ttl"), help: "Refresh token lifetime in seconds (at most the issuer's).") var refreshTokenTTL: Int?
         @OptionGroup var app: AppOptions
+        @Option(name: .customLong("backchannel-logout-uri"), help: """
+            Where to POST a logout token when a session the client was issued tokens in ends \
+            (OpenID Connect Back-Channel Logout 1.0; an absolute https URI, no fragment).
+            """) var backchannelLogoutURI: String?
 
         func run() throws {
             let secret = secretStdin ? readSecretLine("client secret") : nil
@@ -49,7 +53,7 @@ struct ClientCommand: ParsableCommand {
                     nativeSSOGroup: nativeSSOGroup, secret: secret, grantTypes: grantTypes, requireDPoP: requireDPoP, requirePAR: requirePAR,
                     accessTokenLifetime: accessTokenTTL, refreshTokenLifetime: refreshTokenTTL, iosAppID: app.iosAppID,
                     androidPackage: app.androidPackage, androidCertificateFingerprints: app.androidCertificateFingerprints,
-                    displayName: displayName))
+                    displayName: displayName, backchannelLogoutURI: backchannelLogoutURI))
             }
             AdminAudit.changed("client add", target: client.clientID, client: client.clientID)
             context.refreshAppLinkFiles()
@@ -83,9 +87,20 @@ struct ClientCommand: ParsableCommand {
         @Option(help: "The Android app's package; \"\" removes it (with its fingerprints).") var androidPackage: String?
         @Option(name: .customLong("android-cert-fingerprint"), help: "Replaces the Android signing certificate fingerprints (repeatable).")
         var androidCertificateFingerprints: [String] = []
+        @Option(name: .customLong("backchannel-logout-uri"), help: "Set the back-channel logout URI (absolute https, no fragment).")
+        var backchannelLogoutURI: String?
+        @Flag(name: .customLong("no-backchannel-logout"), help: "Remove the back-channel logout URI: the client is told of no logout.")
+        var noBackchannelLogout = false
+
+        func validate() throws {
+            if backchannelLogoutURI != nil && noBackchannelLogout {
+                throw ArgumentParser.ValidationError("give --backchannel-logout-uri or --no-backchannel-logout, not both")
+            }
+        }
 
         func run() throws {
             var changes = ClientChanges()
+            changes.backchannelLogoutURI = noBackchannelLogout ? "" : backchannelLogoutURI
             changes.displayName = displayName
             changes.addRedirectURIs = addRedirectURIs
             changes.removeRedirectURIs = removeRedirectURIs

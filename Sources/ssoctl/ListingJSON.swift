@@ -117,6 +117,7 @@ struct ClientJSON: Encodable {
         case postLogoutRedirectURIs = "post_logout_redirect_uris", nativeSSOGroup = "native_sso_group", requireDPoP = "require_dpop"
         case requirePAR = "require_par", accessTokenTTL = "access_token_ttl", refreshTokenTTL = "refresh_token_ttl"
         case iosAppID = "ios_app_id", androidPackage = "android_package", androidCertificateFingerprints = "android_cert_fingerprints"
+        case backchannelLogoutURI = "backchannel_logout_uri"
     }
 
     func encode(to encoder: Encoder) throws {
@@ -136,6 +137,7 @@ struct ClientJSON: Encodable {
         try container.encode(client.iosAppID, forKey: .iosAppID)
         try container.encode(client.androidPackage, forKey: .androidPackage)
         try container.encode(client.androidCertificateFingerprints, forKey: .androidCertificateFingerprints)
+        try container.encode(client.backchannelLogoutURI, forKey: .backchannelLogoutURI)   // null: told of no logout
     }
 }
 

@@ -111,6 +111,34 @@ final class APIRegistryTests: XCTestCase {
         XCTAssertEqual(app.androidCertificateFingerprints, [fingerprint.uppercased()], "stored as Digital Asset Links writes them")
     }
 
+    // OpenID Connect Back-Channel Logout 1.0 §2.2: "The value MUST be an
+    // absolute URI ... The RP URL MAY contain port, path, and query parameter
+    // components. However, it MUST NOT include a fragment component."
+    func testABackChannelLogoutURIIsAnAbsoluteHTTPSURIWithoutFragmentAndCanBeRemoved() throws {
+        let clients = issuer.clients
+        let before = try issuer.snapshot()
+        for uri in ["http://backend.example/logout", "https://backend.example/logout#frag", "/logout", "https://", "https://u:p@backend.example/l",
+                    "https://backend.example/log out", "https://backend.example/\u{0}"] {
+            XCTAssertThrowsError(try clients.add(ClientRegistration(clientID: "bcl", redirectURIs: ["app:/cb"], backchannelLogoutURI: uri)), uri) {
+                XCTAssertTrue("\($0)".contains("--backchannel-logout-uri"), "\(uri): \($0)")
+            }
+        }
+        XCTAssertEqual(try issuer.snapshot(), before, "nothing stored on a refusal")
+        let added = try clients.add(ClientRegistration(clientID: "bcl", redirectURIs: ["app:/cb"],
+                                                       backchannelLogoutURI: "https://backend.example:8443/logout?tenant=a"))
+        XCTAssertEqual(added.backchannelLogoutURI, "https://backend.example:8443/logout?tenant=a", "port and query kept")
+        var moved = ClientChanges()
+        moved.backchannelLogoutURI = "https://other.example/bcl"
+        XCTAssertEqual(try clients.update(clientID: "bcl", moved).backchannelLogoutURI, "https://other.example/bcl")
+        var removed = ClientChanges()
+        removed.backchannelLogoutURI = ""
+        XCTAssertNil(try clients.update(clientID: "bcl", removed).backchannelLogoutURI)
+        var refused = ClientChanges()
+        refused.backchannelLogoutURI = "ftp://other.example/bcl"
+        XCTAssertThrowsError(try clients.update(clientID: "bcl", refused))
+        XCTAssertNil(try clients.find(clientID: "bcl")?.backchannelLogoutURI, "a refused update changes nothing")
+    }
+
     func testAnUpdateIsCheckedWholeAndARefusalChangesNothing() throws {
         try issuer.services.apis.add(audience: orders.audience, name: nil, scopes: orders.scopes)
         try issuer.clients.add(ClientRegistration(clientID: "app", redirectURIs: ["app:/cb"], scopes: ["openid", "orders:read"]))

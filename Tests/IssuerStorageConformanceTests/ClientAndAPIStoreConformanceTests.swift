@@ -29,6 +29,7 @@ final class ClientAndAPIStoreConformanceTests: ConformanceTestCase {
             changed.androidPackage = "com.example.app"
             changed.androidCertificateFingerprints = ["AA:BB", "CC:DD"]
             changed.displayName = "Acme Shöp <&> 🛒"
+            changed.backchannelLogoutURI = "https://backend.example/logout?tenant=a&b=1"
             XCTAssertTrue(try backend.storage.write { try $0.clients.update(changed) }, backend.name)
             changed.redirectURIs.sort()
             XCTAssertEqual(try backend.storage.read.clients.find(clientID: "app"), changed, backend.name)
@@ -36,6 +37,8 @@ final class ClientAndAPIStoreConformanceTests: ConformanceTestCase {
             changed.displayName = nil
             XCTAssertTrue(try backend.storage.write { try $0.clients.update(changed) }, backend.name)
             XCTAssertNil(try backend.storage.read.clients.find(clientID: "app")?.displayName, "\(backend.name): removed again")
+            XCTAssertEqual(try backend.storage.read.clients.find(clientID: "app")?.backchannelLogoutURI, "https://backend.example/logout?tenant=a&b=1",
+                           backend.name)
             XCTAssertFalse(try backend.storage.write { try $0.clients.update(Self.client("nobody")) }, "\(backend.name): no such client")
             XCTAssertNil(try backend.storage.read.clients.find(clientID: "nobody"), backend.name)
         }

@@ -21,12 +21,16 @@ public struct ClientRegistration: Sendable {
     public var iosAppID: String?
     public var androidPackage: String?
     public var androidCertificateFingerprints: [String]
+    /// Back-Channel Logout 1.0 §2.2: where logout tokens go; nil: none.
+    public var backchannelLogoutURI: String?
 
     public init(clientID: String, redirectURIs: [String] = [], postLogoutRedirectURIs: [String] = [], scopes: [String] = [],
                 nativeSSOGroup: String? = nil, secret: String? = nil, grantTypes: [String] = [], requireDPoP: Bool = false,
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
-                androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil) {
+                androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil,
+                backchannelLogoutURI: String? = nil) {
         self.clientID = clientID
+        self.backchannelLogoutURI = backchannelLogoutURI
         self.displayName = displayName
         self.redirectURIs = redirectURIs
         self.postLogoutRedirectURIs = postLogoutRedirectURIs
@@ -66,6 +70,8 @@ public struct ClientChanges: Sendable {
     public var androidCertificateFingerprints: [String]?
     /// The name the pages show; "" removes it (they show the id again).
     public var displayName: String?
+    /// The back-channel logout URI; "" removes it (`--no-backchannel-logout`).
+    public var backchannelLogoutURI: String?
 
     public init() {}
 
@@ -73,7 +79,7 @@ public struct ClientChanges: Sendable {
         addRedirectURIs.isEmpty && removeRedirectURIs.isEmpty && addPostLogoutRedirectURIs.isEmpty && removePostLogoutRedirectURIs.isEmpty
             && addScopes.isEmpty && removeScopes.isEmpty && addGrantTypes.isEmpty && removeGrantTypes.isEmpty && requireDPoP == nil
             && requirePAR == nil && accessTokenLifetime == nil && refreshTokenLifetime == nil && iosAppID == nil && androidPackage == nil
-            && androidCertificateFingerprints == nil && displayName == nil
+            && androidCertificateFingerprints == nil && displayName == nil && backchannelLogoutURI == nil
     }
 
     /// True when the name is all that changes.

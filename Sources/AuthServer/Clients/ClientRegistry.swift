@@ -48,7 +48,8 @@ public final class ClientRegistry {
             accessTokenLifetime: registration.accessTokenLifetime, refreshTokenLifetime: registration.refreshTokenLifetime,
             iosAppID: registration.iosAppID, androidPackage: registration.androidPackage,
             androidCertificateFingerprints: registration.androidCertificateFingerprints.map { $0.uppercased() },
-            displayName: registration.displayName, registrationID: SecureRandom.token(byteCount: 16))
+            displayName: registration.displayName, registrationID: SecureRandom.token(byteCount: 16),
+            backchannelLogoutURI: registration.backchannelLogoutURI)
         try rules.check(client)
         cached.removeAll()
         return try storage.write { tx in
@@ -166,6 +167,7 @@ public final class ClientRegistry {
         if let value = changes.androidPackage { client.androidPackage = value.isEmpty ? nil : value }
         if let value = changes.androidCertificateFingerprints { client.androidCertificateFingerprints = value.map { $0.uppercased() } }
         if let value = changes.displayName { client.displayName = value.isEmpty ? nil : value }
+        if let value = changes.backchannelLogoutURI { client.backchannelLogoutURI = value.isEmpty ? nil : value }
         return client
     }
 

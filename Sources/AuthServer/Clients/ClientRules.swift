@@ -1,3 +1,4 @@
+import FoundationEssentials
 import IssuerStorage
 import SSOCore
 
@@ -36,6 +37,20 @@ struct ClientRules {
         try checkLifetime(client.refreshTokenLifetime, maximum: lifetimes.refreshToken, option: "--refresh-token-ttl")
         try AppIdentity.check(iosAppID: client.iosAppID, androidPackage: client.androidPackage,
                               fingerprints: client.androidCertificateFingerprints)
+        if let uri = client.backchannelLogoutURI { try Self.checkBackchannelLogoutURI(uri) }
+    }
+
+    /// Back-Channel Logout 1.0 §2.2: "The value MUST be an absolute URI as
+    /// defined by Section 4.3 of [RFC3986]. The RP URL MAY contain port, path,
+    /// and query parameter components. However, it MUST NOT include a fragment
+    /// component." Gatehouse posts over HTTPS only (its outbound rules), to a
+    /// host (no user information: credentials do not belong in a stored URI).
+    static func checkBackchannelLogoutURI(_ uri: String) throws {
+        guard uri.utf8.count <= 2048, uri.utf8.allSatisfy({ $0 > 32 && $0 < 127 }), let components = URLComponents(string: uri),
+              components.scheme?.lowercased() == "https", let host = components.host, !host.isEmpty, components.fragment == nil,
+              components.user == nil, components.password == nil else {
+            throw ValidationError("--backchannel-logout-uri must be an absolute https URI with a host and no fragment: \(uri.debugDescription)")
+        }
     }
 
     /// At most this many characters: a name shares a line of a phone's
