@@ -38,6 +38,11 @@ final class RefreshTokenGrantTests: SignInTestCase {
         let successor = try XCTUnwrap(body["refresh_token"] as? String)
         XCTAssertNotEqual(successor, first["refresh_token"] as? String, "rotated")
         XCTAssertEqual(body["expires_in"] as? Int, 900)
+        // draft-ietf-oauth-refresh-token-expiration: the refresh token's own
+        // lifetime beside it, at the code exchange and at each rotation.
+        let lifetime = harness.services.settings.lifetimes.refreshToken
+        XCTAssertEqual(first["refresh_token_expires_in"] as? Int, lifetime)
+        XCTAssertEqual(body["refresh_token_expires_in"] as? Int, lifetime, "the successor lives a whole lifetime from now")
         let idToken = try harness.verifiedJWT(body["id_token"] as! String).claims
         XCTAssertEqual(idToken["sub"] as? String, original["sub"] as? String)
         XCTAssertEqual(idToken["aud"] as? String, "mobile-app-001")
@@ -50,6 +55,12 @@ final class RefreshTokenGrantTests: SignInTestCase {
         XCTAssertEqual(access.claims["scope"] as? String, H.fullScope)
         // The successor works in turn.
         XCTAssertEqual(refresh(successor).status, 200)
+    }
+
+    func testNoRefreshTokenNoExpiry() throws {
+        let withoutOffline = try firstTokens(scope: "openid profile")
+        XCTAssertNil(withoutOffline["refresh_token"])
+        XCTAssertNil(withoutOffline["refresh_token_expires_in"], "only beside a refresh token")
     }
 
     func testNarrowerScopeIsGrantedWiderIsRefused() throws {

@@ -101,7 +101,8 @@ final class TokenResponderTests: SignInTestCase {
         XCTAssertEqual(response.header("Cache-Control"), "no-store")
         XCTAssertEqual(response.header("Pragma"), "no-cache")
         let body = response.jsonObject()
-        XCTAssertEqual(Set(body.keys), ["access_token", "token_type", "expires_in", "refresh_token", "id_token", "scope"])
+        XCTAssertEqual(Set(body.keys), ["access_token", "token_type", "expires_in", "refresh_token", "id_token", "scope",
+                                           "refresh_token_expires_in"])
         XCTAssertEqual(body["token_type"] as? String, "Bearer")
         XCTAssertEqual(body["expires_in"] as? Int, 900)
         XCTAssertEqual(body["scope"] as? String, H.fullScope)

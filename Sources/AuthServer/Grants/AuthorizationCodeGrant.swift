@@ -94,6 +94,8 @@ public struct AuthorizationCodeGrant {
                                      expires_in: accessTokenLifetime,
                                      refresh_token: issued.refreshToken, id_token: tokens.idToken, scope: issued.target.scope.joined(separator: " "))
         body.device_secret = issued.deviceSecret
+        // Issued in this request: its whole lifetime is ahead.
+        body.refresh_token_expires_in = issued.refreshToken.map { _ in lifetimes.refreshToken(for: client) }
         return body
     }
 

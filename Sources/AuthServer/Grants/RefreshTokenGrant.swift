@@ -92,6 +92,8 @@ public struct RefreshTokenGrant {
                                      expires_in: accessTokenLifetime,
                                      refresh_token: successor, id_token: tokens.idToken, scope: target.scope.joined(separator: " "))
         body.device_secret = deviceSecret.echoed
+        // The successor's own expiry (a grace retry's is a few seconds nearer).
+        body.refresh_token_expires_in = max(0, Int(record.expiresAt - tokenIssuer.clock()))
         return body
     }
 

@@ -57,6 +57,7 @@ public struct TokenExchangeGrant {
                                      expires_in: accessTokenLifetime,
                                      refresh_token: refreshToken, id_token: tokens.idToken, scope: outcome.scope.joined(separator: " "))
         body.issued_token_type = TokenExchangeRequest.accessTokenType
+        body.refresh_token_expires_in = refreshToken.map { _ in lifetimes.refreshToken(for: client) }
         SecurityEvents.tokenExchange(user: outcome.user.email, client: client.clientID, fromClient: subjectToken.clientID, ip: ip,
                                      sid: outcome.session.sid)
         return body

@@ -173,6 +173,10 @@ public struct TokenResponseBody: Encodable, Sendable {
     public var device_secret: String? = nil
     /// RFC 8693 §2.2.1: token exchange responses only.
     public var issued_token_type: String? = nil
+    /// draft-ietf-oauth-refresh-token-expiration: "refresh_token_expires_in:
+    /// The lifetime in seconds of the refresh token", with every response
+    /// that carries one, so an app can plan a silent sign-in before it ends.
+    public var refresh_token_expires_in: Int? = nil
 
     /// RFC 9449 §5: "token_type ... DPoP" for a bound access token.
     public static func tokenType(boundTo jkt: String?) -> String { jkt == nil ? "Bearer" : "DPoP" }
