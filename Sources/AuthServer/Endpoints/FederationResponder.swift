@@ -113,27 +113,26 @@ struct FederationHandlers {
     /// One form per provider, for login.html's SSI: plain forms, so they
     /// work without JavaScript; nothing when no provider is configured.
     func controls(_ exchange: EndpointExchange) throws -> Response {
-        let form = exchange.parameters
+        // The login page's language and its req (a token's shape), as the
+        // getting-in pages read them.
+        let page = GettingInPage(exchange, catalogue: catalogue)
         let list = try providers.list()
-        guard !list.isEmpty, let req = try? form.single("req"), (1...128).contains(req.utf8.count) else {
+        guard !list.isEmpty, page.req != nil else {
             return Response(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: [])
         }
-        let language = ((try? form.single("lang")) ?? nil).flatMap(LanguagePreferences.normalisedTag)
-        let messages = language.flatMap { catalogue.available.contains($0) ? catalogue.messages($0) : nil } ?? catalogue.messages(for: exchange.request)
         let escape = ErrorPage.escape
         let buttons = list.map { provider in
             """
               <form method="post" action="\(FederationResponder.startPath)" class="provider">
-                <input type="hidden" name="req" value="\(escape(req))">
-                <input type="hidden" name="lang" value="\(escape(language ?? ""))">
+                \(page.carried)
                 <input type="hidden" name="provider" value="\(escape(provider.name))">
-                <button type="submit" class="secondary" id="provider-\(escape(provider.name))">\(messages.html("login.continue_with", ["provider": provider.label]))</button>
+                <button type="submit" class="secondary" id="provider-\(escape(provider.name))">\(page.html("login.continue_with", ["provider": provider.label]))</button>
               </form>
             """
         }
         let html = """
               <div class="providers" id="providers">
-                <p class="small or">\(messages.html("login.or"))</p>
+                <p class="small or">\(page.html("login.or"))</p>
             \(buttons.joined(separator: "\n"))
               </div>
             """

@@ -13,8 +13,7 @@ struct GettingInPage {
 
     init(_ exchange: EndpointExchange, catalogue: MessageCatalogue) {
         let parameters = exchange.parameters
-        let given = ((try? parameters.single("lang")) ?? nil).flatMap { LanguagePreferences.normalisedTag($0) }
-        messages = given.flatMap { catalogue.available.contains($0) ? catalogue.messages($0) : nil } ?? catalogue.messages(for: exchange.request)
+        messages = catalogue.pageLanguage(parameters).map(catalogue.messages) ?? catalogue.messages(for: exchange.request)
         let req = (try? parameters.single("req")) ?? nil
         self.req = req.flatMap { $0.utf8.count <= 128 && $0.utf8.allSatisfy(Self.isTokenByte) && !$0.isEmpty ? $0 : nil }
     }

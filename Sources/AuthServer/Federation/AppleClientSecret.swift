@@ -1,4 +1,3 @@
-import FoundationEssentials
 import IssuerStorage
 import SSOCore
 
@@ -37,11 +36,8 @@ public struct AppleClientSecret: Sendable {
     public static func make(key: ES256PrivateKey, teamID: String, keyID: String, clientID: String, now: Int64,
                             lifetime: Int64 = lifetime) throws -> AppleClientSecret {
         precondition(lifetime > 0 && lifetime <= longestLifetime, "Apple refuses a client secret that lives longer than 15777000 s")
-        let encoder = JSON.encoder
         let claims = Claims(iss: teamID, iat: now, exp: now + lifetime, aud: audience, sub: clientID)
-        let signingInput = Base64URL.encode(try encoder.encode(Header(kid: keyID))) + "." + Base64URL.encode(try encoder.encode(claims))
-        let signature = try key.sign(Array(signingInput.utf8))
-        return AppleClientSecret(jwt: signingInput + "." + Base64URL.encode(signature), expiresAt: now + lifetime)
+        return AppleClientSecret(jwt: try JWTSigner.sign(claims, header: Header(kid: keyID), key: key), expiresAt: now + lifetime)
     }
 
     /// Whether it is time to make a new one.

@@ -235,7 +235,7 @@ public final class FederatedSignIn {
         struct TokenBody: Decodable { let id_token: String?; let error: String? }
         let parsed = try? JSONDecoder().decode(TokenBody.self, from: Data(body))
         guard status == 200, let idToken = parsed?.id_token else {
-            throw ProviderKeysError(detail: "the token endpoint answered \(status)" + (parsed?.error.map { " \($0.prefix(40))" } ?? "")
+            throw ProviderRequestError(detail: "the token endpoint answered \(status)" + (parsed?.error.map { " \($0.prefix(40))" } ?? "")
                                     + (status == 200 ? " without an id_token" : ""))
         }
         return idToken
@@ -243,7 +243,7 @@ public final class FederatedSignIn {
 
     func appleSecret(_ provider: IdentityProvider) throws -> String {
         let now = clock()
-        guard let apple = provider.appleKey else { throw ProviderKeysError(detail: "the Apple provider has no signing key") }
+        guard let apple = provider.appleKey else { throw ProviderRequestError(detail: "the Apple provider has no signing key") }
         // Held per row as stored: a provider removed and added again under
         // its name (a new key, a new client id) gets a secret of its own at once.
         let held = Base64URL.encode(SHA256.hash(apple.sealedPrivateKey + Array("\u{0}\(provider.clientID)".utf8)))

@@ -27,22 +27,20 @@ public final class ProviderKeys {
         let now = clock()
         if let held = sets[jwksURI], now - held.fetchedAt < Self.maximumAge, let key = held.keys[kid] { return key }
         if let last = lastRefetch[jwksURI], now - last < Self.unknownKeyRefetchInterval {
-            guard let held = sets[jwksURI] else { throw ProviderKeysError(detail: "the provider's JWKS could not be read moments ago") }
+            guard let held = sets[jwksURI] else { throw ProviderRequestError(detail: "the provider's JWKS could not be read moments ago") }
             return held.keys[kid]
         }
         lastRefetch[jwksURI] = now
         do {
             let (status, body) = try http.get(jwksURI)
-            guard status == 200 else { throw ProviderKeysError(detail: "\(jwksURI) answered \(status)") }
+            guard status == 200 else { throw ProviderRequestError(detail: "\(jwksURI) answered \(status)") }
             sets[jwksURI] = (now, try Self.parse(body))
         } catch {
             // Keys already held still verify what they signed.
-            guard sets[jwksURI] != nil else { throw ProviderKeysError(detail: "the provider's JWKS could not be read: \(error)") }
+            guard sets[jwksURI] != nil else { throw ProviderRequestError(detail: "the provider's JWKS could not be read: \(error)") }
         }
         return sets[jwksURI]?.keys[kid]
     }
-
-    static func bytes(_ base64url: String) -> [UInt8]? { Base64URL.decode(base64url) }
 
     /// One member of a JWK Set (RFC 7517 §4), as far as the issuer reads it.
     struct Member: Decodable {
@@ -55,36 +53,44 @@ public final class ProviderKeys {
         let crv: String?
         let x: String?
         let y: String?
+
+        /// The algorithm its type verifies (RS256 for RSA, ES256 for EC),
+        /// when `alg` is absent or names that one; nil for any other key.
+        var algorithm: JWSAlgorithm? {
+            switch kty {
+            case "RSA" where alg == nil || alg == "RS256": .rs256
+            case "EC" where alg == nil || alg == "ES256": .es256
+            default: nil
+            }
+        }
     }
 
     struct KeySet: Decodable { let keys: [Member] }
 
     /// The usable signing keys of a JWK Set: RSA (RS256) and P-256 (ES256)
     /// keys with a `kid`, `use` absent or `sig`, `alg` absent or matching
-    /// the key's type (RFC 7517 §4.2, §4.4). Others are skipped, not fatal:
-    /// providers publish encryption keys and algorithms Gatehouse has no use for.
+    /// the key's type (RFC 7517 §4.2, §4.4), each built as a DPoP proof's
+    /// key is (ProofJWK.verificationKey: RSA at most 4096 bits). Others are
+    /// skipped, not fatal: providers publish encryption keys and algorithms
+    /// Gatehouse has no use for.
     static func parse(_ body: [UInt8]) throws -> [String: any JWSVerificationKey] {
         guard let set = try? JSONDecoder().decode(KeySet.self, from: Data(body)) else {
-            throw ProviderKeysError(detail: "the provider's JWKS is not a JWK Set")
+            throw ProviderRequestError(detail: "the provider's JWKS is not a JWK Set")
         }
         var keys: [String: any JWSVerificationKey] = [:]
         for member in set.keys {
-            guard let kid = member.kid, !kid.isEmpty, member.use == nil || member.use == "sig" else { continue }
-            if member.kty == "RSA", member.alg == nil || member.alg == "RS256",
-               let n = member.n.flatMap(Self.bytes), let e = member.e.flatMap(Self.bytes),
-               let key = try? RSAKey.publicKey(modulus: n, exponent: e) {
-                keys[kid] = key
-            } else if member.kty == "EC", member.crv == "P-256", member.alg == nil || member.alg == "ES256",
-                      let x = member.x.flatMap(Self.bytes), let y = member.y.flatMap(Self.bytes),
-                      let key = try? ProofVerificationKey.p256(x: x, y: y) {
-                keys[kid] = key
-            }
+            guard let kid = member.kid, !kid.isEmpty, member.use == nil || member.use == "sig", let algorithm = member.algorithm,
+                  let key = try? ProofJWK(kty: member.kty ?? "", crv: member.crv, x: member.x, y: member.y, n: member.n, e: member.e)
+                      .verificationKey(for: algorithm) else { continue }
+            keys[kid] = key
         }
         return keys
     }
 }
 
-struct ProviderKeysError: Error, CustomStringConvertible {
+/// A request to an upstream provider (its JWKS, its token endpoint) that
+/// did not give what the sign-in needs.
+struct ProviderRequestError: Error, CustomStringConvertible {
     let detail: String
     var description: String { detail }
 }

@@ -23,7 +23,7 @@ public struct PendingSignIn: EndpointGuard {
 
     public func check(_ exchange: inout EndpointExchange) throws {
         let request = exchange.request, form = exchange.parameters
-        let language = pageLanguage(form)
+        let language = catalogue.pageLanguage(form)
         let messages = language.map(catalogue.messages) ?? catalogue.messages(for: request)
         guard let cookieSecret = request.cookies[PendingAuthorizations.cookieName],
               let waiting = try pending.find(cookieSecret: cookieSecret) else { throw Refusal.expired(language: language) }
@@ -33,15 +33,6 @@ public struct PendingSignIn: EndpointGuard {
         exchange.pendingSignIn = LoginStep(cookieSecret: cookieSecret, formToken: formToken, address: request.remoteAddress,
                                            clientID: waiting.request.clientID, userAgent: request.header("user-agent"),
                                            language: language, messages: messages)
-    }
-
-    /// The sign-in pages post their own language (a hidden `lang`), so the
-    /// next page, or an error page, stays in it. Only a language there are
-    /// pages in counts; anything else is ignored (then Accept-Language).
-    func pageLanguage(_ form: FormParameters) -> String? {
-        guard let given = (try? form.single("lang")) ?? nil, let tag = LanguagePreferences.normalisedTag(given),
-              catalogue.available.contains(tag) else { return nil }
-        return tag
     }
 
     enum Refusal: Error {

@@ -271,3 +271,12 @@ public enum DPoPProof {
     }
 }
 
+
+extension ProofJWK {
+    /// The key this JWK describes, for `algorithm`, by a DPoP proof key's
+    /// rules (kty and crv fit the algorithm; RSA at most 4096 bits with a
+    /// 32-bit exponent): also how an upstream provider's JWKS members are read.
+    public func verificationKey(for algorithm: JWSAlgorithm) throws -> any JWSVerificationKey {
+        try DPoPProof.publicKey(self, for: algorithm).0
+    }
+}

@@ -41,7 +41,6 @@ public struct DPoPProofSigner {
         let htu = String(uri.prefix { $0 != "?" && $0 != "#" })
         let claims = Claims(jti: jti, htm: method, htu: htu, iat: now, nonce: nonce,
                             ath: accessToken.map(DPoPProof.accessTokenHash))
-        let input = Base64URL.encode(try JSON.encode(Header(jwk: jwk))) + "." + Base64URL.encode(try JSON.encode(claims))
-        return input + "." + Base64URL.encode(try key.sign(Array(input.utf8)))
+        return try JWTSigner.sign(claims, header: Header(jwk: jwk), key: key)
     }
 }

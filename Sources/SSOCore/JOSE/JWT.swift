@@ -8,12 +8,21 @@ public struct JWTHeader: Codable, Equatable, Sendable {
     public init(alg: String = "RS256", kid: String?, typ: String?) { self.alg = alg; self.kid = kid; self.typ = typ }
 }
 
-/// RS256 compact JWS (RFC 7515 §7.1) signing.
+/// Compact JWS (RFC 7515 §7.1) signing: RS256 with the issuer's keys,
+/// ES256 for DPoP proofs and Sign in with Apple's client secret.
 public enum JWTSigner {
     public static func sign<Claims: Encodable>(_ claims: Claims, header: JWTHeader, key: RSAKey) throws -> String {
-        let encoder = JSON.encoder
-        let signingInput = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
-        let signature = try key.signRS256(Array(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature)
+        try sign(claims, header: header) { try key.signRS256($0) }
+    }
+
+    /// ES256; `header` is the caller's own (a DPoP proof's carries its `jwk`).
+    public static func sign<Header: Encodable, Claims: Encodable>(_ claims: Claims, header: Header, key: ES256PrivateKey) throws -> String {
+        try sign(claims, header: header) { try key.sign($0) }
+    }
+
+    static func sign<Header: Encodable, Claims: Encodable>(_ claims: Claims, header: Header,
+                                                           signature: ([UInt8]) throws -> [UInt8]) throws -> String {
+        let signingInput = Base64URL.encode(try JSON.encode(header)) + "." + Base64URL.encode(try JSON.encode(claims))
+        return signingInput + "." + Base64URL.encode(try signature(Array(signingInput.utf8)))
     }
 }
