@@ -1,3 +1,23 @@
+/// Why a session ended, as `sso_sessions.ended_reason` keeps it and as a
+/// refused refresh's `reason` says it (the token endpoint's `reason`
+/// member; the app acts on it, API.md's table says how). Open, like
+/// OutboxMessageKind, so a row written by a newer build still reads.
+public struct SessionEndReason: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Signed out: RP-initiated logout, /account, `ssoctl sessions revoke`,
+    /// a re-authentication that replaced the session, or its end of life.
+    public static let sessionEnded = Self(rawValue: "session_ended")
+    /// The password was changed or reset: every other sign-in ends.
+    public static let passwordChanged = Self(rawValue: "password_changed")
+    /// The account was disabled (or erased).
+    public static let userDisabled = Self(rawValue: "user_disabled")
+    /// A spent refresh token of the session came back (RFC 9700 §4.14.2):
+    /// someone holds a copy, so the whole session ends.
+    public static let refreshTokenReused = Self(rawValue: "refresh_token_reused")
+}
+
 /// A live SSO session.
 public struct SSOSession: Equatable, Sendable {
     public let sid: String
@@ -49,9 +69,13 @@ public struct SSOSessionListing: Equatable, Sendable {
     /// or device secret in the session. Only `liveListings(userID:now:)`
     /// reads them; nil from `list` and `listing`.
     public let clientIDs: [String]?
+    /// Why it ended (nil while live, and for sessions ended before reasons
+    /// were kept).
+    public let endedReason: SessionEndReason?
 
     public init(sid: String, userID: Int64, email: String, authTime: Int64, createdAt: Int64, expiresAt: Int64, endedAt: Int64?,
-                amr: [String], state: State, createdIP: String? = nil, userAgent: String? = nil, clientIDs: [String]? = nil) {
+                amr: [String], state: State, createdIP: String? = nil, userAgent: String? = nil, clientIDs: [String]? = nil,
+                endedReason: SessionEndReason? = nil) {
         self.sid = sid
         self.userID = userID
         self.email = email
@@ -64,6 +88,7 @@ public struct SSOSessionListing: Equatable, Sendable {
         self.createdIP = createdIP
         self.userAgent = userAgent
         self.clientIDs = clientIDs
+        self.endedReason = endedReason
     }
 
     /// The client ids of the session's refresh tokens and device secrets as
@@ -97,15 +122,26 @@ public protocol SSOSessionReads {
     func liveListings(userID: Int64, now: Int64) throws -> [SSOSessionListing]
     /// Every session a user has that the sweeper has not removed yet.
     func sids(userID: Int64) throws -> [String]
+    /// The clients that were issued tokens in session `sid`, live or not,
+    /// each once, sorted by their bytes: those `recordClient` noted (a code
+    /// exchange, a Native SSO exchange) and those holding a refresh token or
+    /// device secret of it. Back-channel logout's recipients.
+    func clientsIssuedTokens(sid: String) throws -> [String]
 }
 
 public protocol SSOSessionStore: SSOSessionReads {
     /// `address` and `userAgent`: where the sign-in came from, stored as
     /// given (SSOSessions.create bounds and cleans them first).
     func insert(_ session: SSOSession, secretHash: [UInt8], createdAt: Int64, address: String?, userAgent: String?) throws
-    func end(sid: String, at now: Int64) throws
-    /// Ends every live session of the user; returns their sids.
-    func endAll(userID: Int64, at now: Int64) throws -> [String]
+    /// Ends the session for `reason`; true when it was not ended before
+    /// (the caller's cue to tell its apps), false for an ended or unknown one.
+    @discardableResult
+    func end(sid: String, at now: Int64, reason: SessionEndReason) throws -> Bool
+    /// Ends every live session of the user for `reason`; returns their sids.
+    func endAll(userID: Int64, at now: Int64, reason: SessionEndReason) throws -> [String]
+    /// Notes that `clientID` was issued tokens in session `sid` (once: a
+    /// client already noted changes nothing, and costs no write).
+    func recordClient(_ clientID: String, sid: String) throws
     /// Deletes every session row of the user, live, ended or expired
     /// (erasure); returns how many. What is bound to them (refresh tokens,
     /// device secrets, codes) is the caller's to delete in the same write unit.
@@ -113,6 +149,11 @@ public protocol SSOSessionStore: SSOSessionReads {
 }
 
 extension SSOSessionStore {
+    /// A plain sign-out.
+    @discardableResult
+    public func end(sid: String, at now: Int64) throws -> Bool { try end(sid: sid, at: now, reason: .sessionEnded) }
+    public func endAll(userID: Int64, at now: Int64) throws -> [String] { try endAll(userID: userID, at: now, reason: .sessionEnded) }
+
     /// A session with no record of where it came from.
     public func insert(_ session: SSOSession, secretHash: [UInt8], createdAt: Int64) throws {
         try insert(session, secretHash: secretHash, createdAt: createdAt, address: nil, userAgent: nil)

@@ -421,8 +421,11 @@ public enum PostgreSQLIssuerSchema {
         ALTER TABLE identity_providers ADD COLUMN sends_iss BIGINT NOT NULL DEFAULT 0;
         """
 
-    /// A client's back-channel logout URI (as SQLite's migration 22).
+    /// A client's back-channel logout URI, a session's clients and why it
+    /// ended (as SQLite's migration 22).
     static let version15 = """
         ALTER TABLE clients ADD COLUMN backchannel_logout_uri TEXT;
+        ALTER TABLE sso_sessions ADD COLUMN client_ids TEXT NOT NULL DEFAULT '';
+        ALTER TABLE sso_sessions ADD COLUMN ended_reason TEXT;
         """
 }

@@ -31,7 +31,8 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
 
     static let userColumns = "u.id, u.subject, u.email, u.name, u.password_hash, u.roles, u.disabled, u.email_verified"
     static let listingColumns = """
-        s.sid, s.user_id, u.email, s.auth_time, s.created_at, s.expires_at, s.ended_at, s.amr, u.disabled, s.created_ip, s.user_agent
+        s.sid, s.user_id, u.email, s.auth_time, s.created_at, s.expires_at, s.ended_at, s.amr, u.disabled, s.created_ip, s.user_agent,
+        s.ended_reason
         """
 
     func list(userID: Int64?, now: Int64) throws -> [SSOSessionListing] {
@@ -61,7 +62,7 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
             WHERE s.user_id = ?1 AND s.ended_at IS NULL AND s.expires_at > ?2 AND u.disabled = 0
             ORDER BY s.created_at DESC, s.sid
             """, [.integer(userID), .integer(now)]).map {
-            Self.listing($0, now: now, clientIDs: SSOSessionListing.clientIDs($0.optionalString(11), $0.optionalString(12)))
+            Self.listing($0, now: now, clientIDs: SSOSessionListing.clientIDs($0.optionalString(12), $0.optionalString(13)))
         }
     }
 
@@ -77,13 +78,33 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
                   .integer(session.expiresAt), .text(StoredList.encode(session.amr)), SQLiteValue(address), SQLiteValue(userAgent)])
     }
 
-    func end(sid: String, at now: Int64) throws {
-        try database.execute("UPDATE sso_sessions SET ended_at = ? WHERE sid = ? AND ended_at IS NULL", [.integer(now), .text(sid)])
+    func end(sid: String, at now: Int64, reason: SessionEndReason) throws -> Bool {
+        try database.execute("UPDATE sso_sessions SET ended_at = ?, ended_reason = ? WHERE sid = ? AND ended_at IS NULL",
+                             [.integer(now), .text(reason.rawValue), .text(sid)]) == 1
     }
 
-    func endAll(userID: Int64, at now: Int64) throws -> [String] {
-        try database.query("UPDATE sso_sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL RETURNING sid",
-                           [.integer(now), .integer(userID)]).map { $0.string(0) }
+    func endAll(userID: Int64, at now: Int64, reason: SessionEndReason) throws -> [String] {
+        try database.query("UPDATE sso_sessions SET ended_at = ?, ended_reason = ? WHERE user_id = ? AND ended_at IS NULL RETURNING sid",
+                           [.integer(now), .text(reason.rawValue), .integer(userID)]).map { $0.string(0) }
+    }
+
+    /// The WHERE clause finds the id as a whole word of the list (client
+    /// ids hold no spaces), so a client noted before costs no write.
+    func recordClient(_ clientID: String, sid: String) throws {
+        try database.execute("""
+            UPDATE sso_sessions SET client_ids = ltrim(client_ids || ' ' || ?1)
+            WHERE sid = ?2 AND instr(' ' || client_ids || ' ', ' ' || ?1 || ' ') = 0
+            """, [.text(clientID), .text(sid)])
+    }
+
+    func clientsIssuedTokens(sid: String) throws -> [String] {
+        let row = try database.queryOne("""
+            SELECT s.client_ids,
+                   (SELECT group_concat(r.client_id, ' ') FROM refresh_tokens r WHERE r.sid = s.sid),
+                   (SELECT group_concat(d.client_id, ' ') FROM device_secrets d WHERE d.sid = s.sid)
+            FROM sso_sessions s WHERE s.sid = ?
+            """, [.text(sid)])
+        return row.map { SSOSessionListing.clientIDs($0.string(0), $0.optionalString(1), $0.optionalString(2)) } ?? []
     }
 
     /// Indexed on user_id.
@@ -100,6 +121,7 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
         return SSOSessionListing(sid: row.string(0), userID: row.int(1), email: row.string(2), authTime: row.int(3), createdAt: row.int(4),
                                  expiresAt: row.int(5), endedAt: endedAt, amr: StoredList.decodeAMR(row.string(7)),
                                  state: SSOSessionListing.state(endedAt: endedAt, expiresAt: row.int(5), userDisabled: row.int(8) != 0, now: now),
-                                 createdIP: row.optionalString(9), userAgent: row.optionalString(10), clientIDs: clientIDs)
+                                 createdIP: row.optionalString(9), userAgent: row.optionalString(10), clientIDs: clientIDs,
+                                 endedReason: row.optionalString(11).map { SessionEndReason(rawValue: $0) })
     }
 }

@@ -44,6 +44,47 @@ final class SignInStoreConformanceTests: ConformanceTestCase {
         }
     }
 
+    /// Back-channel logout: why a session ended is kept (the refused
+    /// refresh's `reason`), only the first end counts, and the clients
+    /// issued tokens in it are those noted plus those holding its refresh
+    /// tokens or device secrets, each once, compared as bytes.
+    func testASessionKeepsWhyItEndedAndTheClientsIssuedTokensInIt() throws {
+        try eachBackend { backend in
+            let user = try aUser(backend)
+            try backend.storage.write { tx in
+                for sid in ["a", "b"] {
+                    try tx.sessions.insert(SSOSession(sid: sid, userID: user.id, authTime: 100, expiresAt: 10_000, amr: ["pwd"]),
+                                           secretHash: Array(sid.utf8), createdAt: 100)
+                }
+                try tx.sessions.recordClient("web", sid: "a")
+                try tx.sessions.recordClient("web", sid: "a")
+                try tx.sessions.recordClient("we", sid: "a")
+                try tx.sessions.recordClient("web", sid: "a\u{0}")
+                try tx.refreshTokens.insert(tokenHash: [1], RefreshTokenRecord(familyID: "f", clientID: "app", userID: user.id, sid: "a",
+                                                                            scope: ["openid"], authTime: 100, expiresAt: 9_000), createdAt: 100)
+                try tx.refreshTokens.insert(tokenHash: [2], RefreshTokenRecord(familyID: "f", clientID: "app", userID: user.id, sid: "a",
+                                                                            scope: ["openid"], authTime: 100, expiresAt: 9_000), createdAt: 100)
+                try tx.deviceSecrets.insert(DeviceSecretRecord(secretHash: [3], sid: "a", userID: user.id, clientID: "second-app", deviceID: nil,
+                                                               expiresAt: 9_000, scope: ["openid"]), codeHash: nil, createdAt: 100)
+            }
+            let read = backend.storage.read.sessions
+            XCTAssertEqual(try read.clientsIssuedTokens(sid: "a"), ["app", "second-app", "we", "web"], backend.name)
+            XCTAssertEqual(try read.clientsIssuedTokens(sid: "b"), [], backend.name)
+            XCTAssertEqual(try read.clientsIssuedTokens(sid: "a\u{0}"), [], "\(backend.name): sids compare as bytes")
+            XCTAssertNil(try read.listing(sid: "a", now: 200)?.endedReason, backend.name)
+            XCTAssertTrue(try backend.storage.write { try $0.sessions.end(sid: "a", at: 200, reason: .passwordChanged) }, backend.name)
+            XCTAssertFalse(try backend.storage.write { try $0.sessions.end(sid: "a", at: 300, reason: .userDisabled) },
+                           "\(backend.name): the first end counts")
+            XCTAssertFalse(try backend.storage.write { try $0.sessions.end(sid: "nobody", at: 300, reason: .userDisabled) }, backend.name)
+            XCTAssertEqual(try read.listing(sid: "a", now: 400)?.endedReason, .passwordChanged, backend.name)
+            XCTAssertEqual(try read.listing(sid: "a", now: 400)?.endedAt, 200, backend.name)
+            XCTAssertEqual(try backend.storage.write { try $0.sessions.endAll(userID: user.id, at: 500, reason: .refreshTokenReused) }, ["b"],
+                           backend.name)
+            XCTAssertEqual(try read.listing(sid: "b", now: 600)?.endedReason, .refreshTokenReused, backend.name)
+            XCTAssertEqual(try read.clientsIssuedTokens(sid: "a"), ["app", "second-app", "we", "web"], "\(backend.name): kept after the end")
+        }
+    }
+
     func testAPendingAuthorizationIsTakenOnceAndItsMarkGuardsTheSecondStep() throws {
         try eachBackend { backend in
             let request = AuthorizationRequest(clientID: "c", redirectURI: "myapp:/cb", scope: ["openid", "email"], state: "s", nonce: nil,
