@@ -14,6 +14,10 @@ public struct OutboxMessageKind: RawRepresentable, Hashable, Sendable {
     public static let notice = Self(rawValue: "notice")
     /// `ssoctl`'s test message.
     public static let test = Self(rawValue: "test")
+    /// Not mail: an OpenID Connect Back-Channel Logout notice for the
+    /// client named as `recipient`, the ended session as JSON as `message`
+    /// (BackchannelLogoutQueue). The same sender delivers it by HTTPS.
+    public static let backchannelLogout = Self(rawValue: "backchannel_logout")
 }
 
 /// One queued message as the sender claimed it.

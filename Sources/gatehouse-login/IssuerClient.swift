@@ -48,8 +48,9 @@ struct IssuerClient {
             // RFC 6749 §5.2 invalid_grant: the code or refresh token is dead
             // (spent, revoked, expired, the session ended); only a new sign-in helps.
             let summary = OAuthErrorBody.summary(of: reply)
-            throw ToolError("\(what) refused: \(summary)"
-                            + (summary.hasPrefix("invalid_grant") ? "; sign in again with `gatehouse-login login`" : ""))
+            let advice = summary.contains("\nYour account has been disabled") ? ""
+                : summary.hasPrefix("invalid_grant") ? "\nSign in again with `gatehouse-login login`." : ""
+            throw ToolError("\(what) refused: \(summary)" + advice)
         }
         let response = try reply.decode(TokenResponse.self, what: what)
         // RFC 6749 §5.1: token_type is case-insensitive. RFC 9449 §5: DPoP

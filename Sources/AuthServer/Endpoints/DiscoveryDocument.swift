@@ -45,6 +45,11 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     /// array containing the list of prompt values that this OP supports";
     /// `create` only with GATEHOUSE_SIGNUP=open.
     public var prompt_values_supported: [String]
+    /// Back-Channel Logout 1.0 §2.1: "Boolean value specifying whether the
+    /// OP supports back-channel logout", and whether it sends `sid` in the
+    /// logout token (always).
+    public var backchannel_logout_supported: Bool
+    public var backchannel_logout_session_supported: Bool
 
     /// `uiLocales`: the languages of the pages `ssoctl pages` wrote.
     public init(config: GatehouseConfig, uiLocales: [String] = []) {
@@ -82,6 +87,8 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         dpop_signing_alg_values_supported = DPoPProof.supportedAlgorithms
         ui_locales_supported = uiLocales.isEmpty ? nil : uiLocales.sorted()
         prompt_values_supported = AuthorizationRequestValidator.promptValues(signUpOpen: config.signup == .open)
+        backchannel_logout_supported = true
+        backchannel_logout_session_supported = true
     }
 }
 

@@ -242,7 +242,7 @@ public final class GettingIn {
                 SecurityEvents.gettingIn("email_verified", user: user.email, ip: ip)
             }
             try tx.accountLinks.voidAll(userID: user.id, purpose: .passwordReset, now: now)
-            let ended = try SessionBoundCredentials.endEverySession(userID: user.id, tx, now: now)
+            let ended = try SessionBoundCredentials.endEverySession(userID: user.id, tx, now: now, reason: .passwordChanged)
             try tx.pendingAuthorizations.clearMarks(userID: user.id)
             try LoginThrottle.forgetAccount(userID: user.id, tx, now: now)
             SecurityEvents.gettingIn(purpose == .invitation ? "invitation_accepted" : "password_reset", user: user.email, ip: ip)

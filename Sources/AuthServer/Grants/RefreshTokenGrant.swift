@@ -19,7 +19,9 @@ public struct RefreshTokenGrant {
     public func handle(_ form: FormParameters, client: Client, dpopJKT: String? = nil, ip: String = "") throws -> TokenResponseBody {
         // RFC 6749 §5.2 unauthorized_client.
         guard client.allows(grantType: "refresh_token") else {
-            throw OAuthError(.unauthorizedClient, "this client may not use the refresh_token grant")
+            var error = OAuthError(.unauthorizedClient, "this client may not use the refresh_token grant")
+            error.reason = .clientChanged
+            throw error
         }
         guard let token = try form.single("refresh_token") else { throw OAuthError.invalidRequest("refresh_token is required") }
         let requested = try form.single("scope").map(ScopeParameter.parse)
@@ -62,19 +64,20 @@ public struct RefreshTokenGrant {
             try DPoPBinding.check(presented: dpopJKT, boundTo: issued.dpopJKT, what: "refresh token")
             (successor, record) = (token, issued)
             SecurityEvents.refreshGraceRetry()
-        case .refused(let reason):
-            throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked", detail: "refresh refused: \(reason)")
+        case .refused(let why, let refusal):
+            throw Self.refused(refusal, detail: "refresh refused: \(why)")
         case .reuseDetected(let familyID, let userID):
             SecurityEvents.refreshReuseDetected(user: try? users.find(id: userID)?.email, client: client.clientID, ip: ip,
                                                 familyID: familyID)
-            throw OAuthError.invalidGrant("the refresh token is invalid, expired or revoked",
-                                          detail: "refresh token reuse detected; family \(familyID) revoked")
+            throw Self.refused(.refreshTokenReused, detail: "refresh token reuse detected; family \(familyID) revoked, its session ended")
         }
         let scope = requested.map { requested in current(record.scope).filter(requested.containsBytes) } ?? current(record.scope)
         let target = try TokenTarget.select(scope: scope, resources: resources, apis: apis, issuer: issuer)
         let accessTokenLifetime = lifetimes.accessToken(for: client)
         guard let signIn = try sessions.liveSignIn(sid: record.sid), signIn.user.id == record.userID else {
-            throw OAuthError.invalidGrant("the user can no longer sign in")
+            // The session ended, or the account was disabled, since the
+            // rotation's write unit committed.
+            throw Self.refused(RefreshRefusal.of(try sessions.listing(sid: record.sid)), detail: "the user can no longer sign in")
         }
         let (user, session) = (signIn.user, signIn.session)
         // OIDC Core §12.2: the new ID token keeps sub, aud and the original
@@ -95,6 +98,13 @@ public struct RefreshTokenGrant {
         // The successor's own expiry (a grace retry's is a few seconds nearer).
         body.refresh_token_expires_in = max(0, Int(record.expiresAt - tokenIssuer.clock()))
         return body
+    }
+
+    /// RFC 6749 §5.2 invalid_grant, with the `reason` an app acts on.
+    static func refused(_ refusal: RefreshRefusal, detail: String) -> OAuthError {
+        var error = OAuthError.invalidGrant("the refresh token is invalid, expired or revoked", detail: detail)
+        error.reason = refusal
+        return error
     }
 
     /// The seed profile's `di_hash` on a refreshed ID token: where the code

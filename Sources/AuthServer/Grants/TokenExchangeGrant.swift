@@ -32,6 +32,8 @@ public struct TokenExchangeGrant {
         let familyID = SecureRandom.token(byteCount: 16)
         let issued = try storage.write { tx -> (NativeSSOChecks.Outcome, String?) in
             let outcome = try checks.run(request, subjectToken: subjectToken, client: client)
+            // Back-Channel Logout §2.7: app #2 is told when the session ends.
+            try tx.sessions.recordClient(client.clientID, sid: outcome.session.sid)
             guard outcome.scope.containsBytes("offline_access"), client.allows(grantType: "refresh_token") else { return (outcome, nil) }
             let refresh = try refreshTokens.issue(familyID: familyID, clientID: client.clientID, userID: outcome.user.id,
                                                            sid: outcome.session.sid, scope: outcome.scope, authTime: outcome.session.authTime,

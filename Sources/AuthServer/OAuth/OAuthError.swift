@@ -44,6 +44,9 @@ public struct OAuthError: Error, Equatable {
     public var usedBasicAuthentication = false
     /// RFC 9449 §8: the nonce a client's next proof must carry (`DPoP-Nonce`).
     public var dpopNonce: String?
+    /// A refused refresh's `reason` member (RFC 6749 §5.2 allows members
+    /// beyond its own): what an app can tell its user (RefreshRefusal).
+    public var reason: RefreshRefusal?
 
     public init(_ code: Code, _ description: String, detail: String = "") {
         self.code = code
@@ -63,6 +66,7 @@ extension OAuthError: HTTPResponseError {
     struct Body: Encodable {
         let error: String
         let error_description: String
+        let reason: String?
     }
 
     /// RFC 6749 §5.2: 400 for every error but invalid_client, which is 401
@@ -74,11 +78,15 @@ extension OAuthError: HTTPResponseError {
             headers.append(("WWW-Authenticate", "Basic realm=\"gatehouse\", charset=\"UTF-8\""))
         }
         if let dpopNonce { headers.append(("DPoP-Nonce", dpopNonce)) }
-        return (try? Response.json(Body(error: code.rawValue, error_description: description), status: status, headers: headers))
+        let body = Body(error: code.rawValue, error_description: description, reason: reason?.rawValue)
+        return (try? Response.json(body, status: status, headers: headers))
             ?? .plainError(status, code.rawValue)
     }
 
-    public var logDetail: String { detail.isEmpty ? "\(code.rawValue): \(description)" : "\(code.rawValue): \(detail)" }
+    public var logDetail: String {
+        let text = detail.isEmpty ? "\(code.rawValue): \(description)" : "\(code.rawValue): \(detail)"
+        return reason.map { text + " (reason \($0.rawValue))" } ?? text
+    }
 }
 
 extension FormError {

@@ -62,7 +62,11 @@ public final class AuthorizationCodes {
                        _ tx: any IssuerWrites) throws -> AuthorizationCodeGrantRecord {
         switch try tx.authorizationCodes.redeem(codeHash: SecretHash.of(code), clientID: clientID, redirectURI: redirectURI,
                                                 codeChallenge: challengeFromVerifier, now: clock(), issuing: issuing) {
-        case .redeemed(let record): return record
+        case .redeemed(let record):
+            // Back-Channel Logout §2.7: this client now has tokens of the
+            // session, and is told when it ends (even after the code is swept).
+            try tx.sessions.recordClient(clientID, sid: record.sid)
+            return record
         case .refused(nil): throw CodeRedemptionFailure.unknown
         case .refused(let existing?): throw Self.explain(existing, clientID: clientID, redirectURI: redirectURI,
                                                          challengeFromVerifier: challengeFromVerifier, now: clock())

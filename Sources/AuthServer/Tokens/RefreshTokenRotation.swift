@@ -8,8 +8,9 @@ public enum RefreshRotationOutcome: Equatable {
     /// The token was spent moments ago and its successor is still unused:
     /// the same successor again (a retry after a lost reply).
     case replayed(successor: String, record: RefreshTokenRecord)
-    /// Unknown, expired, revoked, another client's, or its session ended.
-    case refused(String)
+    /// Unknown, expired, revoked, another client's, or its session ended:
+    /// the log's text and what the app is told.
+    case refused(String, RefreshRefusal)
     /// A spent token was presented outside the grace window, or after its
     /// successor was used: the whole family (this one) has been revoked.
     case reuseDetected(familyID: String, userID: Int64)
@@ -42,7 +43,7 @@ public final class RefreshTokenRotation {
     public func present(_ token: String, clientID: String, lifetime: Int, gracePeriod: Int, binding: String? = nil,
                         accessTokenLifetime: Int = 0,
                         check: (RefreshTokenRecord) throws -> Void = { _ in }) throws -> RefreshRotationOutcome {
-        guard !token.isEmpty, token.utf8.count <= 256 else { return .refused("unknown refresh token") }
+        guard !token.isEmpty, token.utf8.count <= 256 else { return .refused("unknown refresh token", .refreshTokenExpired) }
         let hash = SecretHash.of(token)
         return try storage.write { tx in
             let now = clock()
@@ -74,15 +75,26 @@ public final class RefreshTokenRotation {
             }
             // Not claimed: say why, from what is committed (read-only unless
             // it is reuse, which revokes the family).
-            guard let presented = try tx.refreshTokens.details(tokenHash: hash) else { return .refused("unknown refresh token") }
-            guard presented.clientID.bytesEqual(clientID) else { return .refused("the refresh token was issued to another client") }
-            guard presented.revokedAt == nil else { return .refused("the refresh token was revoked") }
-            guard presented.expiresAt > now else { return .refused("the refresh token has expired") }
-            guard try tx.sessions.live(sid: presented.sid, now: now) != nil else { return .refused("the sign-in session has ended") }
+            // Unknown: never issued, or expired and swept (the likelier).
+            guard let presented = try tx.refreshTokens.details(tokenHash: hash) else {
+                return .refused("unknown refresh token", .refreshTokenExpired)
+            }
+            guard presented.clientID.bytesEqual(clientID) else {
+                return .refused("the refresh token was issued to another client", .clientChanged)
+            }
+            // Revoked with its session, or by the app itself, or with a
+            // replayed code's family: the session says which.
+            guard presented.revokedAt == nil else {
+                return .refused("the refresh token was revoked", RefreshRefusal.of(try tx.sessions.listing(sid: presented.sid, now: now)))
+            }
+            guard presented.expiresAt > now else { return .refused("the refresh token has expired", .refreshTokenExpired) }
+            guard try tx.sessions.live(sid: presented.sid, now: now) != nil else {
+                return .refused("the sign-in session has ended", RefreshRefusal.of(try tx.sessions.listing(sid: presented.sid, now: now)))
+            }
             try check(presented.record)
             // Live yet not claimed: only a change committed between the claim
             // and this read (a revocation and an undo cannot happen); refuse.
-            guard presented.usedAt != nil else { return .refused("the refresh token changed while it was presented") }
+            guard presented.usedAt != nil else { return .refused("the refresh token changed while it was presented", .sessionEnded) }
             return try spent(presented, hash: hash, now: now, gracePeriod: gracePeriod, accessTokenLifetime: accessTokenLifetime, tx)
         }
     }
@@ -98,8 +110,11 @@ public final class RefreshTokenRotation {
         // subsequently used by both the attacker and the legitimate client,
         // one of them will present an invalidated refresh token, which will
         // inform the authorization server of the breach." Revoke the family
-        // and its access tokens; this commits.
+        // and its access tokens, and end the session it belongs to (a copy
+        // of one token may come with copies of others), telling its apps'
+        // backends; this commits.
         try GrantRevocation.revoke(familyID: presented.familyID, accessTokenLifetime: accessTokenLifetime, tx, now: now)
+        try SessionBoundCredentials.endSession(presented.record.sid, tx, now: now, reason: .refreshTokenReused)
         return .reuseDetected(familyID: presented.familyID, userID: presented.record.userID)
     }
 

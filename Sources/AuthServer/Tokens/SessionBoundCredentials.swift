@@ -18,17 +18,23 @@ public enum SessionBoundCredentials {
         // validate offline, honour them until they expire.
     }
 
-    /// Ends the session and revokes what is bound to it.
-    public static func endSession(_ sid: String, _ tx: any IssuerWrites, now: Int64) throws {
-        try tx.sessions.end(sid: sid, at: now)
+    /// Ends the session for `reason` and revokes what is bound to it; its
+    /// apps' backends are told (BackchannelLogoutQueue) when it was live.
+    public static func endSession(_ sid: String, _ tx: any IssuerWrites, now: Int64, reason: SessionEndReason = .sessionEnded) throws {
+        if try tx.sessions.end(sid: sid, at: now, reason: reason) {
+            try BackchannelLogoutQueue.notify(endedSID: sid, reason: reason, tx, now: now)
+        }
         try revokeAll(sid: sid, tx, now: now)
     }
 
-    /// Ends every live session of the user and revokes what is bound to
-    /// any session row of theirs, ended or not (a refresh token outlives the
-    /// session it names only if revoked here); returns the sids it ended.
-    public static func endEverySession(userID: Int64, _ tx: any IssuerWrites, now: Int64) throws -> [String] {
-        let ended = try tx.sessions.endAll(userID: userID, at: now)
+    /// Ends every live session of the user for `reason` and revokes what is
+    /// bound to any session row of theirs, ended or not (a refresh token
+    /// outlives the session it names only if revoked here); the backends
+    /// of the sessions it ended are told; returns those sids.
+    public static func endEverySession(userID: Int64, _ tx: any IssuerWrites, now: Int64,
+                                       reason: SessionEndReason = .sessionEnded) throws -> [String] {
+        let ended = try tx.sessions.endAll(userID: userID, at: now, reason: reason)
+        for sid in ended { try BackchannelLogoutQueue.notify(endedSID: sid, reason: reason, tx, now: now) }
         for sid in try tx.sessions.sids(userID: userID) { try revokeAll(sid: sid, tx, now: now) }
         return ended
     }

@@ -55,7 +55,7 @@ public final class AccountChanges {
         let hash = try users.newPasswordHash(password, email: user.email)
         return try storage.write { tx in
             try tx.users.setPasswordHash(hash, userID: user.id)
-            var result = try endSignIns(of: user, tx)
+            var result = try endSignIns(of: user, tx, reason: .passwordChanged)
             if cleanup.removePasskeys { result.removedPasskeys = try tx.passkeys.removeAll(userID: user.id) }
             if cleanup.removeTOTP { result.removedTOTP = try tx.totp.remove(userID: user.id) }
             return result
@@ -67,7 +67,7 @@ public final class AccountChanges {
         let user = try users.existing(email: email)
         return try storage.write { tx in
             try tx.users.setDisabled(true, userID: user.id)
-            return try endSignIns(of: user, tx)
+            return try endSignIns(of: user, tx, reason: .userDisabled)
         }
     }
 
@@ -151,7 +151,7 @@ public final class AccountChanges {
             let now = clock()
             var ended: [String] = []
             for sid in try tx.sessions.sids(userID: user.id) where !sid.bytesEqual(keepingSID) {
-                try SessionBoundCredentials.endSession(sid, tx, now: now)
+                try SessionBoundCredentials.endSession(sid, tx, now: now, reason: .passwordChanged)
                 ended.append(sid)
             }
             try tx.pendingAuthorizations.clearMarks(userID: user.id)
@@ -159,8 +159,8 @@ public final class AccountChanges {
         }
     }
 
-    private func endSignIns(of user: User, _ tx: any IssuerWrites) throws -> AccountChangeResult {
-        let ended = try SessionBoundCredentials.endEverySession(userID: user.id, tx, now: clock())
+    private func endSignIns(of user: User, _ tx: any IssuerWrites, reason: SessionEndReason) throws -> AccountChangeResult {
+        let ended = try SessionBoundCredentials.endEverySession(userID: user.id, tx, now: clock(), reason: reason)
         try tx.pendingAuthorizations.clearMarks(userID: user.id)
         return AccountChangeResult(user: user, endedSessions: ended)
     }

@@ -39,7 +39,9 @@ extension AccountChanges {
         let now = clock()
         return try storage.write { tx in
             let user = try UserAccounts.existing(email: email, in: tx.users)
-            let ended = try tx.sessions.endAll(userID: user.id, at: now)
+            let ended = try tx.sessions.endAll(userID: user.id, at: now, reason: .userDisabled)
+            // Told before the rows go: the notice keeps the subject and sid.
+            for sid in ended { try BackchannelLogoutQueue.notify(endedSID: sid, reason: .userDisabled, tx, now: now) }
             let erased = ErasedAccount(
                 user: user, endedSessions: ended.count,
                 sessions: try tx.sessions.deleteAll(userID: user.id),

@@ -82,6 +82,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
     case accessTokenRefusals
     case mailSent
     case federatedSignIns
+    case backchannelLogouts
 
     public var name: String {
         switch self {
@@ -96,6 +97,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
         case .accessTokenRefusals: "gatehouse_access_token_refusals_total"
         case .mailSent: "gatehouse_mail_sent_total"
         case .federatedSignIns: "gatehouse_federated_sign_ins_total"
+        case .backchannelLogouts: "gatehouse_backchannel_logout_total"
         }
     }
 
@@ -112,6 +114,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
         case .accessTokenRefusals: "Access tokens the resource servers refused, by error code."
         case .mailSent: "Delivery attempts of queued mail by the mail sender, by message kind and result (sent, retry, failed)."
         case .federatedSignIns: "Returns from upstream identity providers at /federation/callback, by result."
+        case .backchannelLogouts: "Back-channel logout deliveries attempted by the mail sender, by result (sent, retry, failed)."
         }
     }
 
@@ -124,7 +127,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
         case .tokensIssued: "grant"
         case .logins, .federatedSignIns: "result"
         case .dpopProofsRejected, .accessTokenRefusals: "reason"
-        case .jwksFetches: "result"
+        case .jwksFetches, .backchannelLogouts: "result"
         case .refreshReuseDetected, .refreshGraceRetries, .accountLocks, .logouts: nil
         }
     }
@@ -143,6 +146,7 @@ public enum CounterFamily: Int, CaseIterable, Sendable {
              "invalid_audience", "insufficient_scope", "token_requires_dpop", "token_not_dpop_bound", "invalid_dpop_proof",
              "dpop_key_mismatch", "use_dpop_nonce"]
         case .mailSent: MailMetricLabels.kinds.flatMap { kind in MailMetricLabels.results.map { kind + "," + $0 } }
+        case .backchannelLogouts: MailMetricLabels.results
         case .refreshReuseDetected, .refreshGraceRetries, .accountLocks, .logouts: []
         }
     }
