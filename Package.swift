@@ -74,8 +74,9 @@ let package = Package(
         .target(name: "ResourceServer", dependencies: ["SSOCore", "SQLiteClient", "OutboundHTTPS"]),
         // The outbox's sender loop (claim, deliver outside any transaction,
         // record), testable without a network: the only target besides
-        // SMTPClient's tests that links libcurl, through SMTPClient.
-        .target(name: "MailSending", dependencies: ["IssuerStorage", "SMTPClient", "SSOCore"]),
+        // SMTPClient's tests that links libcurl, through SMTPClient. It also
+        // hands back-channel logout notices to AuthServer's delivery.
+        .target(name: "MailSending", dependencies: ["AuthServer", "IssuerStorage", "SMTPClient", "SSOCore"]),
         // libpq behind one small owned wrapper (prepared statements, binary
         // parameters, bounded waits, reconnect with backoff).
         .target(name: "PostgreSQLClient", dependencies: ["CPostgreSQL", "SSOCore"]),
@@ -113,7 +114,7 @@ let package = Package(
         .testTarget(name: "ResourceServerTests", dependencies: ["ResourceServer", "SSOCore", "SQLiteClient"]),
         .testTarget(name: "SMTPClientTests", dependencies: ["SMTPClient", "SSOCore"]),
         .testTarget(name: "OutboundHTTPSTests", dependencies: ["OutboundHTTPS", "ResourceServer", "SSOCore"]),
-        .testTarget(name: "MailSendingTests", dependencies: ["MailSending", "IssuerStorage", "IssuerStorageSQLite", "SMTPClient",
+        .testTarget(name: "MailSendingTests", dependencies: ["MailSending", "AuthServer", "IssuerStorage", "IssuerStorageSQLite", "SMTPClient",
                                                              "SQLiteClient", "SSOCore"]),
         .testTarget(name: "PostgreSQLClientTests", dependencies: ["PostgreSQLClient", "SSOCore"]),
         // Every storage backend must pass the same suite, races included.

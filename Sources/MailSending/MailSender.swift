@@ -28,16 +28,19 @@ public final class MailSender {
 
     let storage: any IssuerStorage
     let transport: any MailTransport
+    /// Who delivers the rows that are not mail, by kind.
+    let couriers: [OutboxMessageKind: any OutboxCourier]
     let claimer: String
     let clock: Clock
     let settings: Settings
     /// Where the sender says what it did (its log, standard error).
     let log: (String) -> Void
 
-    public init(storage: any IssuerStorage, transport: any MailTransport, claimer: String, settings: Settings = Settings(),
-                clock: @escaping Clock = systemClock, log: @escaping (String) -> Void = { _ in }) {
+    public init(storage: any IssuerStorage, transport: any MailTransport, couriers: [OutboxMessageKind: any OutboxCourier] = [:],
+                claimer: String, settings: Settings = Settings(), clock: @escaping Clock = systemClock, log: @escaping (String) -> Void = { _ in }) {
         self.storage = storage
         self.transport = transport
+        self.couriers = couriers
         self.claimer = claimer
         self.settings = settings
         self.clock = clock
@@ -85,6 +88,10 @@ public final class MailSender {
 
     /// One attempt at `message` and its outcome recorded.
     func send(_ message: OutboxMessage) {
+        if let courier = couriers[message.kind] {
+            record(MailOutcome.of(courier.deliver(message), for: message, now: clock(), schedule: settings.schedule), of: message)
+            return
+        }
         let outcome: MailOutcome
         do {
             let mail = try QueuedMail(bytes: message.message, recipient: message.recipient)
@@ -120,6 +127,17 @@ public final class MailSender {
                 Self.pause(seconds: 1)
             }
         }
+        if let courier = couriers[message.kind] {
+            log(courier.report(outcome, of: message))
+        } else {
+            report(outcome, of: message, now: now)
+        }
+        if recorded == false { log("message \(message.id): the claim had passed to another sender; its outcome was not recorded") }
+        if recorded == nil { log("message \(message.id): outcome not recorded (database unreachable); it will be sent again") }
+    }
+
+    /// A mail attempt's metric, audit event and log line.
+    func report(_ outcome: MailOutcome, of message: OutboxMessage, now: Int64) {
         MailEvents.attempted(kind: message.kind.rawValue, outcome: outcome)
         switch outcome {
         case .sent:
@@ -130,8 +148,6 @@ public final class MailSender {
             log("message \(message.id) (\(message.kind.rawValue)) failed: \(error)")
             MailEvents.failed(recipient: message.recipient, kind: message.kind.rawValue, reason: error)
         }
-        if recorded == false { log("message \(message.id): the claim had passed to another sender; its outcome was not recorded") }
-        if recorded == nil { log("message \(message.id): outcome not recorded (database unreachable); it will be sent again") }
     }
 
     /// Claimed but not tried (the sender is stopping): due again at once,

@@ -13,14 +13,19 @@ public enum MailerProcess {
     /// The endpoint name its log lines and counter file carry.
     public static let name = "mailer"
 
-    public static func run(openStorage: (GatehouseConfig) throws -> any IssuerStorage) -> Never {
+    /// What the composition root opens for the sender: the storage, and
+    /// the couriers of the rows that are not mail.
+    public typealias Opened = (storage: any IssuerStorage, couriers: [OutboxMessageKind: any OutboxCourier])
+
+    public static func run(open: (GatehouseConfig) throws -> Opened) -> Never {
         let sender: MailSender
         do {
             let config = try GatehouseConfig.load()
             Metrics.start(endpoint: name, home: config.home)
             if let problem = AuditLog.start(home: config.home) { log(problem) }
             let transport = try MailerProcess.transport(MailSettings.load(config), home: config.home)
-            sender = MailSender(storage: try openStorage(config), transport: transport, claimer: claimer(), log: log)
+            let opened = try open(config)
+            sender = MailSender(storage: opened.storage, transport: transport, couriers: opened.couriers, claimer: claimer(), log: log)
             log("started: mail \(transport.destination), claims as \(sender.claimer)")
         } catch {
             log("cannot start: \(error)")
