@@ -12,6 +12,7 @@ from urllib.parse import quote, urlsplit
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "Tests", "e2e"))
 sys.path.insert(0, os.path.dirname(__file__))
+from bench_backchannel import backchannel_rows  # noqa: E402
 from bench_cpu import cpu_split, summarize  # noqa: E402
 from bench_dpop import dpop_api_data, dpop_refresh  # noqa: E402
 from bench_journeys import journey_rows  # noqa: E402
@@ -22,6 +23,7 @@ from bench_references import openssl_sign_rate, scrypt_rate  # noqa: E402
 from bench_report import chart, print_table, resources_table  # noqa: E402
 from bench_scale import fill_database, sweep  # noqa: E402
 from bench_wellknown import wellknown_ceiling  # noqa: E402
+from listening_ports import free_port  # noqa: E402
 from oidc_flow import SCOPE, App  # noqa: E402
 from callgrind_profile import REQUESTS, print_profile, profile  # noqa: E402
 from stack import DEMO_PASSWORD, Stack  # noqa: E402
@@ -215,6 +217,9 @@ def main():
     parser.add_argument("--journeys", action="store_true",
                         help="instead: only the getting-in rows (sign-up and reset-request posts against the bare scrypt rate, "
                              "sign-up with the mail sender stalled against mail to the drop folder)")
+    parser.add_argument("--backchannel", action="store_true",
+                        help="instead: only the back-channel logout rows (refresh and logout with three back-channel clients, "
+                             "the mail sender's delivery rate against the RSA signing rate)")
     parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite",
                         help="postgresql: instead, the writing grants on SQLite and then on a private PostgreSQL "
                              "cluster, compared (with --scale, refresh again after a 1M-token fill)")
@@ -248,6 +253,12 @@ def main():
         if options.journeys:
             report(journey_rows(stack, start_stack, seconds, connections, threads, wrk), [], options, threads, connections, seconds)
             return
+        if options.backchannel:
+            sign_rate = openssl_sign_rate(max(3, seconds // 2), 1)
+            rows = [("openssl speed rsa2048, one process (reference)", {"rps": sign_rate}, None, None)]
+            rows += backchannel_rows(stack, http, seconds, connections, threads, refresh_grant, sign_rate, free_port())
+            report(rows, [], options, threads, connections, seconds)
+            return
         rows = request_paths(stack, seconds, connections, threads, bearer)
         rows += metrics_cost(stack, start_stack, seconds, connections, threads, wrk)
         # The signing bound as issue 17 defines it: one process's RSA-2048
@@ -262,6 +273,8 @@ def main():
         rows.append(("bare scrypt ln=13 r=8 p=10, both cores (reference)", {"rps": login_bound}, None, None))
         rows += token_paths(stack, http, app, seconds, connections, threads, bound, login_bound)
         rows += journey_rows(stack, start_stack, seconds, connections, threads, wrk)
+        # Last: it disables and enables the demo user.
+        rows += backchannel_rows(stack, http, seconds, connections, threads, refresh_grant, bound * 2, free_port())
         resources = resources_table(stack)
         if options.scale:
             rows += scaled_rows(stack, http, rows, seconds, connections, threads)

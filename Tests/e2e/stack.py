@@ -113,6 +113,19 @@ class Stack:
         if self.owns_home and not os.environ.get("GATEHOUSE_KEEP_E2E_HOMES"):
             shutil.rmtree(self.home, ignore_errors=True)
 
+    def another_node(self, extra_env, keys=None):
+        """A second node of this stack's issuer on PostgreSQL (`extra_env`
+        names the database), started: the master key (or the one in `keys`,
+        a backup's) and TLS copied in, the same issuer and origins."""
+        home = tempfile.mkdtemp(prefix="gatehouse-e2e-node-")
+        os.makedirs(os.path.join(home, "keys"), mode=0o700)
+        shutil.copy2(os.path.join(keys or os.path.join(self.home, "keys"), "master.key"), os.path.join(home, "keys", "master.key"))
+        shutil.copytree(os.path.join(self.home, "tls"), os.path.join(home, "tls"))
+        node = Stack(home=home, extra_env=dict(extra_env, GATEHOUSE_ISSUER=self.issuer, GATEHOUSE_API_A_ORIGIN=self.api_a,
+                                               GATEHOUSE_API_B_ORIGIN=self.api_b, GATEHOUSE_APP_LINKS_ORIGIN=self.app_links))
+        node.owns_home = True
+        return node.start()
+
     def processes(self):
         """Processes still running that belong to this stack's home."""
         found = []
@@ -172,3 +185,14 @@ class Stack:
             return database.execute(self.database_url, sql, parameters)
         with sqlite3.connect(os.path.join(self.home, "gatehouse.sqlite")) as connection:
             connection.execute(sql, parameters)
+
+
+def wait_for(predicate, timeout, what):
+    """`predicate`'s first true value within `timeout` seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

@@ -17,9 +17,7 @@ import email.policy
 import email.utils
 import json
 import os
-import shutil
 import ssl
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +28,7 @@ from aiosmtpd.smtp import AuthResult
 
 import pg_cluster
 from listening_ports import free_port
-from stack import Stack
+from stack import Stack, wait_for
 
 SMTP_USER, SMTP_PASSWORD = "gatehouse-mailer", "s3cret-smtp-pa55"
 
@@ -95,16 +93,6 @@ def smtp_server(port, recorder, tls_home=None):
     controller = Controller(recorder, hostname="127.0.0.1", port=port, **options)
     controller.start()
     return controller
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def queue_test_mail(stack, address):
@@ -294,14 +282,7 @@ def test_two_postgresql_nodes_send_each_of_fifty_messages_exactly_once():
     first = second = None
     try:
         first = Stack(extra_env=env).start()
-        home = tempfile.mkdtemp(prefix="gatehouse-e2e-node-")
-        os.makedirs(os.path.join(home, "keys"), mode=0o700)
-        shutil.copy2(os.path.join(first.home, "keys", "master.key"), os.path.join(home, "keys", "master.key"))
-        shutil.copytree(os.path.join(first.home, "tls"), os.path.join(home, "tls"))
-        second = Stack(home=home, extra_env=dict(env, GATEHOUSE_ISSUER=first.issuer, GATEHOUSE_API_A_ORIGIN=first.api_a,
-                                                 GATEHOUSE_API_B_ORIGIN=first.api_b, GATEHOUSE_APP_LINKS_ORIGIN=first.app_links))
-        second.owns_home = True
-        second.start()
+        second = first.another_node(env)
 
         addresses = [f"user{index}@example.org" for index in range(50)]
         with ThreadPoolExecutor(8) as pool:

@@ -13,11 +13,9 @@ moves where it listens."""
 import base64
 import hashlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,25 +31,14 @@ from stack import ROOT, Stack
 GRACE = "300"  # a retry after a lost reply (a failover) still gets its successor
 
 
-def node_env(url, first=None):
-    env = {"GATEHOUSE_DATABASE_URL": url, "GATEHOUSE_REFRESH_GRACE": GRACE, "GATEHOUSE_TOKEN_RATE": "1000r/s",
-           "GATEHOUSE_LOGIN_RATE": "1000r/s", "GATEHOUSE_AUTHORIZE_RATE": "1000r/s"}
-    if first:
-        env.update(GATEHOUSE_ISSUER=first.issuer, GATEHOUSE_API_A_ORIGIN=first.api_a, GATEHOUSE_API_B_ORIGIN=first.api_b,
-                   GATEHOUSE_APP_LINKS_ORIGIN=first.app_links)
-    return env
+def node_env(url):
+    return {"GATEHOUSE_DATABASE_URL": url, "GATEHOUSE_REFRESH_GRACE": GRACE, "GATEHOUSE_TOKEN_RATE": "1000r/s",
+            "GATEHOUSE_LOGIN_RATE": "1000r/s", "GATEHOUSE_AUTHORIZE_RATE": "1000r/s"}
 
 
 def another_node(first, url, keys=None):
-    """A second node of `first`'s issuer: its master key (or the one in
-    `keys`, a backup's) and TLS copied in."""
-    home = tempfile.mkdtemp(prefix="gatehouse-e2e-node-")
-    os.makedirs(os.path.join(home, "keys"), mode=0o700)
-    shutil.copy2(os.path.join(keys or os.path.join(first.home, "keys"), "master.key"), os.path.join(home, "keys", "master.key"))
-    shutil.copytree(os.path.join(first.home, "tls"), os.path.join(home, "tls"))
-    node = Stack(home=home, extra_env=node_env(url, first))
-    node.owns_home = True
-    return node.start()
+    """A second node of `first`'s issuer (see Stack.another_node)."""
+    return first.another_node(node_env(url), keys)
 
 
 def token_at(node, http, **form):

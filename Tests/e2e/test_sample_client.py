@@ -216,6 +216,21 @@ def test_login_call_refresh_logout(stack, tmp_path):
     assert again.returncode != 0 and "not signed in" in again.stderr
 
 
+def test_a_refused_refresh_says_why_in_words(stack, tmp_path):
+    """The issuer's `reason` beside invalid_grant, as the tool tells it."""
+    store = tmp_path / "tokens.json"
+    process, url = start_login(stack, store)
+    loopback().get(browser_sign_in(stack, url), timeout=30)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    sid = claims(stored(store)["id_token"])["sid"]
+    assert stack.ssoctl("sessions", "revoke", sid).returncode == 0
+    refused = run_tool("refresh", "--store", store)
+    assert refused.returncode == 1
+    assert "invalid_grant" in refused.stderr and "You were signed out" in refused.stderr, refused.stderr
+    assert "Sign in again with `gatehouse-login login`." in refused.stderr, refused.stderr
+
+
 def test_call_refreshes_an_expired_or_refused_access_token_once(stack, tmp_path):
     store = tmp_path / "tokens.json"
     sign_in(stack, store, *api_flags(stack))

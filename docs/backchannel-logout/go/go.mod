@@ -1,0 +1,3 @@
+module gatehouse.example/receiver
+
+go 1.19
