@@ -36,7 +36,7 @@ struct IdentityProviderCommand: ParsableCommand {
 
         func run() throws {
             let secret = secretStdin ? readSecretLine("client secret") : nil
-            let pem = try privateKeyFile.map { path -> [UInt8] in
+            let pem = privateKeyFile.map { path -> [UInt8] in
                 guard let data = FileManager.default.contents(atPath: path) else { fail("cannot read \(path)") }
                 return [UInt8](data)
             }
