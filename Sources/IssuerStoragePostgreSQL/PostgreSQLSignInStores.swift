@@ -87,11 +87,12 @@ final class PostgreSQLSSOSessionStore: SSOSessionStore {
     }
 
     /// The WHERE clause finds the id as a whole word of the list (client
-    /// ids hold no spaces), so a client noted before costs no write.
+    /// ids hold no spaces), so a client noted before costs no write. A
+    /// lookup (RETURNING): a sid with a NUL byte names no session.
     func recordClient(_ clientID: String, sid: String) throws {
-        try connection.execute("""
+        _ = try connection.lookup("""
             UPDATE sso_sessions SET client_ids = ltrim(client_ids || ' ' || $1)
-            WHERE sid = $2 AND strpos(' ' || client_ids || ' ', ' ' || $1 || ' ') = 0
+            WHERE sid = $2 AND strpos(' ' || client_ids || ' ', ' ' || $1 || ' ') = 0 RETURNING sid
             """, [.text(clientID), .text(sid)])
     }
 

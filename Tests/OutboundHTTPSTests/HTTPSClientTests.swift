@@ -167,7 +167,7 @@ final class HTTPSClientTests: XCTestCase {
         let server = try requireServer()
         assertFails(.caFile, try HTTPSClient(trust: .only("/nonexistent/ca.pem")).get(server.url("/jwks.json")))
         let empty = server.folder + "/empty.pem"
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         assertFails(.caFile, try HTTPSClient(trust: .gatehouse(home: "/nonexistent", environment: ["GATEHOUSE_CA_FILE": empty]))
             .get(server.url("/jwks.json")))
     }

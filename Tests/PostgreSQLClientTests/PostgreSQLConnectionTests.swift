@@ -48,7 +48,7 @@ final class PostgreSQLConnectionTests: XCTestCase {
     }
 
     func testTransactionsCommitOrRollBack() throws {
-        try connection.transaction { try connection.execute("INSERT INTO \(table) (id) VALUES (1)") }
+        _ = try connection.transaction { try connection.execute("INSERT INTO \(table) (id) VALUES (1)") }
         struct Refused: Error {}
         XCTAssertThrowsError(try connection.transaction {
             try connection.execute("INSERT INTO \(table) (id) VALUES (2)")
@@ -159,7 +159,7 @@ final class PostgreSQLConnectionTests: XCTestCase {
         let admin = try PostgreSQLConnection(url: try XCTUnwrap(Self.url))
         _ = try admin.query("SELECT pg_terminate_backend($1::int4)", [.integer(pid)])
         Thread.sleep(forTimeInterval: 0.2)
-        try connection.transaction { try connection.execute("INSERT INTO \(table) (id) VALUES (9)") }
+        _ = try connection.transaction { try connection.execute("INSERT INTO \(table) (id) VALUES (9)") }
         XCTAssertEqual(try connection.queryOne("SELECT id FROM \(table)")?.int(0), 9)
     }
 
