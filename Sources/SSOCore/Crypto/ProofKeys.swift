@@ -54,7 +54,7 @@ public final class ProofVerificationKey {
             return digestVerify(der, message, digest: EVP_sha256())
         case .edDSA:
             return signature.count == 64 && digestVerify(signature, message, digest: nil)
-        case .rs256:
+        case .rs256, .ps256:
             return false
         }
     }

@@ -119,6 +119,33 @@ public final class RSAKey {
         }
         return result == 1
     }
+
+    /// RFC 7518 §3.5: "RSASSA-PSS using SHA-256 and MGF1 with SHA-256", and
+    /// "The size of the salt value is the same size as the hash function
+    /// output" (32 bytes); any other salt length is refused.
+    public func verifyPS256(signature: [UInt8], message: [UInt8]) -> Bool {
+        guard let context = try? DigestContext() else { return false }
+        defer { _ = OpenSSLError.drainErrorQueue() }
+        var keyContext: OpaquePointer?
+        guard EVP_DigestVerifyInit(context.handle, &keyContext, EVP_sha256(), nil, pkey) == 1, let keyContext,
+              EVP_PKEY_CTX_set_rsa_padding(keyContext, RSA_PKCS1_PSS_PADDING) == 1,
+              EVP_PKEY_CTX_set_rsa_pss_saltlen(keyContext, 32) == 1,
+              EVP_PKEY_CTX_set_rsa_mgf1_md(keyContext, EVP_sha256()) == 1 else { return false }
+        return signature.withUnsafeBufferPointer { sig in
+            message.withUnsafeBufferPointer { msg in
+                EVP_DigestVerify(context.handle, sig.baseAddress, signature.count, msg.baseAddress, message.count)
+            }
+        } == 1
+    }
+}
+
+/// An RSA public key that verifies PS256 (RFC 8725 §3.1: one key, one
+/// algorithm; the same RSA key material as an RS256 key is another key here).
+public final class RSAPSSVerificationKey: JWSVerificationKey {
+    let key: RSAKey
+    public init(_ key: RSAKey) { self.key = key }
+    public var algorithm: JWSAlgorithm { .ps256 }
+    public func verify(signature: [UInt8], message: [UInt8]) -> Bool { key.verifyPS256(signature: signature, message: message) }
 }
 
 /// Owns one `EVP_MD_CTX`.

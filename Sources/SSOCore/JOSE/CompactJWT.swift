@@ -45,6 +45,15 @@ public struct CompactJWT {
         self.signingInput = Array(bytes[parts[0].startIndex..<parts[1].endIndex])
     }
 
+    /// The `iss` claim before any verification, for one use only: finding
+    /// whose keys may verify the token (RFC 7523 §3: a client assertion
+    /// names its client in `iss`, whose registered keys then verify it).
+    /// Nothing else of the payload is reachable unverified.
+    public var unverifiedIssuer: String? {
+        struct Issuer: Decodable { let iss: String? }
+        return (try? JSON.decoder.decode(Issuer.self, from: Data(payload)))?.iss
+    }
+
     /// The verification pipeline, in a fixed order as in jwt-kit: the
     /// algorithm, the type, critical extensions, the key by `kid`, the
     /// signature; the claims only afterwards, from the `VerifiedJWT`, with

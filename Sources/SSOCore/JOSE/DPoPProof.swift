@@ -191,7 +191,7 @@ public enum DPoPProof {
                 let x = try decoded(jwk.x, "x")
                 let key = try ProofVerificationKey.ed25519(x: x)
                 return (key, thumbprint(#"{"crv":"Ed25519","kty":"OKP","x":"\#(Base64URL.encode(x))"}"#))
-            case (.rs256, "RSA", nil):
+            case (.rs256, "RSA", nil), (.ps256, "RSA", nil):
                 let n = try decoded(jwk.n, "n"), e = try decoded(jwk.e, "e")
                 let key = try RSAKey.publicKey(modulus: n, exponent: e)
                 let (modulus, exponent) = try key.publicComponents()
@@ -202,7 +202,8 @@ public enum DPoPProof {
                 guard key.bits <= Self.largestRSAKeyBits, exponent.count <= 4 else {
                     throw DPoPError(.badKey, "jwk is an RSA key over \(Self.largestRSAKeyBits) bits or with an exponent over 32 bits")
                 }
-                return (key, thumbprint(#"{"e":"\#(Base64URL.encode(exponent))","kty":"RSA","n":"\#(Base64URL.encode(modulus))"}"#))
+                let thumbprint = thumbprint(#"{"e":"\#(Base64URL.encode(exponent))","kty":"RSA","n":"\#(Base64URL.encode(modulus))"}"#)
+                return (algorithm == .ps256 ? RSAPSSVerificationKey(key) : key, thumbprint)
             default:
                 throw DPoPError(.badKey, "jwk kty \(jwk.kty.prefix(8)) / crv \(jwk.crv?.prefix(16) ?? "none") does not fit alg \(algorithm.rawValue)")
             }

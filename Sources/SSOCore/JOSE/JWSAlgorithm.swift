@@ -12,4 +12,7 @@ public enum JWSAlgorithm: String, CaseIterable, Sendable {
     case edDSA = "EdDSA"
     /// RSASSA-PKCS1-v1_5 with SHA-256 (RFC 7518 §3.3).
     case rs256 = "RS256"
+    /// RSASSA-PSS with SHA-256, MGF1 with SHA-256 (RFC 7518 §3.5): clients'
+    /// assertions and request objects (FAPI 2.0 allows PS256 and ES256).
+    case ps256 = "PS256"
 }
