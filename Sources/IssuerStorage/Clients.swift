@@ -36,8 +36,17 @@ public struct Client: Equatable, Sendable {
     /// where the issuer POSTs a logout token when a session in which this
     /// client was issued tokens ends; nil: it is told nothing.
     public var backchannelLogoutURI: String?
+    /// RFC 7591 §2 `token_endpoint_auth_method`: `client_secret_basic`,
+    /// `client_secret_post`, `private_key_jwt` or `none`; nil: a client with
+    /// a secret may use either secret method, one without is public.
+    public var authMethod: String?
+    /// The client's public keys for `private_key_jwt` (RFC 7591 §2 `jwks`):
+    /// a JWK Set as JSON, checked when registered; or `jwksURI`, where the
+    /// issuer fetches it (never both).
+    public var jwks: String?
+    public var jwksURI: String?
 
-    public var isConfidential: Bool { secretHash != nil }
+    public var isConfidential: Bool { secretHash != nil || authMethod == "private_key_jwt" }
 
     /// The name pages show: the display name, else the client id.
     public var shownName: String { displayName ?? clientID }
@@ -49,7 +58,8 @@ public struct Client: Equatable, Sendable {
                 postLogoutRedirectURIs: [String], grantTypes: [String] = Client.defaultGrantTypes, requireDPoP: Bool = false,
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
                 androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil,
-                registrationID: String = "", backchannelLogoutURI: String? = nil) {
+                registrationID: String = "", backchannelLogoutURI: String? = nil, authMethod: String? = nil, jwks: String? = nil,
+                jwksURI: String? = nil) {
         self.clientID = clientID
         self.displayName = displayName
         self.registrationID = registrationID
@@ -67,6 +77,9 @@ public struct Client: Equatable, Sendable {
         self.androidPackage = androidPackage
         self.androidCertificateFingerprints = androidCertificateFingerprints
         self.backchannelLogoutURI = backchannelLogoutURI
+        self.authMethod = authMethod
+        self.jwks = jwks
+        self.jwksURI = jwksURI
     }
 
     /// Byte equality on the grant type names (they are ASCII tokens).

@@ -10,7 +10,8 @@ public enum PostgreSQLIssuerSchema {
     public static let migrations: [(version: Int, sql: String)] = [(1, version1), (2, version2), (3, version3), (4, version4), (5, version5),
                                                                     (6, version6), (7, version7), (8, version8), (9, version9),
                                                                     (10, version10), (11, version11), (12, version12),
-                                                                    (13, version13), (14, version14), (15, version15)]
+                                                                    (13, version13), (14, version14), (15, version15),
+                                                                    (16, version16)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -427,5 +428,12 @@ public enum PostgreSQLIssuerSchema {
         ALTER TABLE clients ADD COLUMN backchannel_logout_uri TEXT;
         ALTER TABLE sso_sessions ADD COLUMN client_ids TEXT NOT NULL DEFAULT '';
         ALTER TABLE sso_sessions ADD COLUMN ended_reason TEXT;
+        """
+
+    /// A client's authentication method and public keys (as SQLite's migration 23).
+    static let version16 = """
+        ALTER TABLE clients ADD COLUMN token_endpoint_auth_method TEXT;
+        ALTER TABLE clients ADD COLUMN jwks TEXT;
+        ALTER TABLE clients ADD COLUMN jwks_uri TEXT;
         """
 }

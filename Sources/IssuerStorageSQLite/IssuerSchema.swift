@@ -30,6 +30,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.identityProviders,
         IssuerMigrations.federatedIdentities,
         IssuerMigrations.backchannelLogout,
+        IssuerMigrations.clientKeys,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).
