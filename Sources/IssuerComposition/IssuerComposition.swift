@@ -96,7 +96,9 @@ extension IssuerComposition {
     /// process's route table over it.
     public static func routeTable(_ process: IssuerProcess, _ config: GatehouseConfig) throws -> RouteTable {
         let services = try services(config, withPages: process.rendersPages)
-        if process == .login {
+        // The sign-in's upstream providers; clients' keys at their jwks_uri
+        // (private_key_jwt) wherever a client authenticates.
+        if [.login, .token, .par, .revoke, .introspect].contains(process) {
             services.providerHTTP = OutboundDocumentFetcher(config, environment: ProcessInfo.processInfo.environment)
         }
         return try IssuerRouteTable.table(process, services: services, config: config)

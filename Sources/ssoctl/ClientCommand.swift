@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import AuthServer
 import IssuerStorage
 
@@ -6,6 +7,27 @@ struct ClientCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "client", abstract: "Register, change, delete and list OAuth clients; show and configure native SSO groups.",
         subcommands: [Add.self, Update.self, Secret.self, Delete.self, List.self, ClientGroupCommand.self])
+
+    /// How a confidential client authenticates, and its keys.
+    struct AuthenticationOptions: ParsableArguments {
+        @Option(name: .customLong("auth-method"), help: """
+            client_secret_basic, client_secret_post, private_key_jwt or none (default: either secret method with a secret,             none without).
+            """) var authMethod: String?
+        @Option(name: .customLong("jwks-file"), help: """
+            private_key_jwt: a file holding the client's public keys as a JWK Set (readable by the home's owner, whom ssoctl \
+            becomes when run as root).
+            """)
+        var jwksFile: String?
+        @Option(name: .customLong("jwks-uri"), help: "private_key_jwt: where the issuer fetches the client's JWK Set (https).")
+        var jwksURI: String?
+
+        /// The JWK Set the file holds, as text.
+        func jwks() throws -> String? {
+            guard let jwksFile else { return nil }
+            guard let data = FileManager.default.contents(atPath: jwksFile) else { throw ArgumentParser.ValidationError("cannot read \(jwksFile)") }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
 
     /// The app behind a client, for the association files.
     struct AppOptions: ParsableArguments {
@@ -43,9 +65,11 @@ struct ClientCommand: ParsableCommand {
             Where to POST a logout token when a session the client was issued tokens in ends \
             (OpenID Connect Back-Channel Logout 1.0; an absolute https URI, no fragment).
             """) var backchannelLogoutURI: String?
+        @OptionGroup var authentication: AuthenticationOptions
 
         func run() throws {
             let secret = secretStdin ? readSecretLine("client secret") : nil
+            let jwks = try authentication.jwks()
             let context = try Context.open()
             let client = attempt {
                 try context.clients.add(ClientRegistration(
@@ -53,7 +77,8 @@ struct ClientCommand: ParsableCommand {
                     nativeSSOGroup: nativeSSOGroup, secret: secret, grantTypes: grantTypes, requireDPoP: requireDPoP, requirePAR: requirePAR,
                     accessTokenLifetime: accessTokenTTL, refreshTokenLifetime: refreshTokenTTL, iosAppID: app.iosAppID,
                     androidPackage: app.androidPackage, androidCertificateFingerprints: app.androidCertificateFingerprints,
-                    displayName: displayName, backchannelLogoutURI: backchannelLogoutURI))
+                    displayName: displayName, backchannelLogoutURI: backchannelLogoutURI, authMethod: authentication.authMethod,
+                    jwks: jwks, jwksURI: authentication.jwksURI))
             }
             AdminAudit.changed("client add", target: client.clientID, client: client.clientID)
             context.refreshAppLinkFiles()
@@ -91,6 +116,7 @@ struct ClientCommand: ParsableCommand {
         var backchannelLogoutURI: String?
         @Flag(name: .customLong("no-backchannel-logout"), help: "Remove the back-channel logout URI: the client is told of no logout.")
         var noBackchannelLogout = false
+        @OptionGroup var authentication: AuthenticationOptions
 
         func validate() throws {
             if backchannelLogoutURI != nil && noBackchannelLogout {
@@ -101,6 +127,9 @@ struct ClientCommand: ParsableCommand {
         func run() throws {
             var changes = ClientChanges()
             changes.backchannelLogoutURI = noBackchannelLogout ? "" : backchannelLogoutURI
+            changes.authMethod = authentication.authMethod
+            changes.jwks = try authentication.jwks()
+            changes.jwksURI = authentication.jwksURI
             changes.displayName = displayName
             changes.addRedirectURIs = addRedirectURIs
             changes.removeRedirectURIs = removeRedirectURIs

@@ -33,6 +33,10 @@ enum ClientListing {
         ]
         if !client.redirectURIs.isEmpty { fields.append(("redirect URI", client.redirectURIs)) }
         if !client.postLogoutRedirectURIs.isEmpty { fields.append(("post-logout URI", client.postLogoutRedirectURIs)) }
+        if client.authMethod != nil || client.jwksURI != nil || client.jwks != nil {
+            let keys = client.jwksURI.map { "keys at \($0)" } ?? (client.jwks != nil ? "keys " + client.registeredKeyIDs.joined(separator: " ") : nil)
+            fields.append(("authentication", [[client.authenticationMethod, keys].compactMap { $0 }.joined(separator: ", ")]))
+        }
         let requirements = [client.requireDPoP ? "DPoP" : nil, client.requirePAR ? "PAR" : nil].compactMap { $0 }
         if !requirements.isEmpty { fields.append(("requires", [requirements.joined(separator: " ")])) }
         var output = wrap(client.clientID, width: width).joined(separator: "\n") + "\n"

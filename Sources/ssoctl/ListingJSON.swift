@@ -118,6 +118,7 @@ struct ClientJSON: Encodable {
         case requirePAR = "require_par", accessTokenTTL = "access_token_ttl", refreshTokenTTL = "refresh_token_ttl"
         case iosAppID = "ios_app_id", androidPackage = "android_package", androidCertificateFingerprints = "android_cert_fingerprints"
         case backchannelLogoutURI = "backchannel_logout_uri"
+        case authMethod = "token_endpoint_auth_method", jwksURI = "jwks_uri", jwksKeyIDs = "jwks_kids"
     }
 
     func encode(to encoder: Encoder) throws {
@@ -138,6 +139,9 @@ struct ClientJSON: Encodable {
         try container.encode(client.androidPackage, forKey: .androidPackage)
         try container.encode(client.androidCertificateFingerprints, forKey: .androidCertificateFingerprints)
         try container.encode(client.backchannelLogoutURI, forKey: .backchannelLogoutURI)   // null: told of no logout
+        try container.encode(client.authenticationMethod, forKey: .authMethod)
+        try container.encode(client.jwksURI, forKey: .jwksURI)   // null: none, or keys registered from a file
+        try container.encode(client.registeredKeyIDs, forKey: .jwksKeyIDs)   // the kids of --jwks-file's keys, sorted
     }
 }
 

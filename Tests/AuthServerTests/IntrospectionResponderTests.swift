@@ -155,7 +155,10 @@ final class IntrospectionResponderTests: SessionEndpointsTestCase {
             ("empty secret", token, ["authorization": H.basic(Self.serviceID, "")], true),
             ("unknown client", token, ["authorization": H.basic("nobody", Self.serviceSecret)], true),
             ("confidential client by client_id only", token.adding("client_id", Self.serviceID), [:], false),
-            ("secret in the body", token.adding("client_id", Self.serviceID).adding("client_secret", Self.serviceSecret), [:], false),
+            ("a wrong secret in the body", token.adding("client_id", Self.serviceID).adding("client_secret", Self.serviceSecret + "x"), [:],
+             false),
+            ("the secret in the body and over Basic", token.adding("client_id", Self.serviceID).adding("client_secret", Self.serviceSecret),
+             ["authorization": H.basic(Self.serviceID, Self.serviceSecret)], true),
             ("malformed Basic", token, ["authorization": "Basic !!!"], true),
         ]
         for (name, parameters, headers, basic) in cases {

@@ -124,7 +124,7 @@ final class PushedAuthorizationTests: SignInTestCase {
             ("confidential client without its secret", valid.setting("client_id", "web-app"), [:], 401, "invalid_client"),
             ("confidential client, wrong secret", valid.removing("client_id"), ["authorization": H.basic("web-app", "wrong")], 401,
              "invalid_client"),
-            ("client_secret_post", valid.adding("client_secret", "x"), [:], 401, "invalid_client"),
+            ("a secret for a public client", valid.adding("client_secret", "x"), [:], 401, "invalid_client"),
             ("repeated client_id", valid.adding("client_id", "mobile-app-001"), [:], 400, "invalid_request"),
             ("repeated state", valid.adding("state", "again"), [:], 400, "invalid_request"),
         ]
@@ -138,11 +138,11 @@ final class PushedAuthorizationTests: SignInTestCase {
     /// Review R1: a public client id let anyone store 56 KB of unknown
     /// parameters, re-encoded to 168 KB, for 90 s. Only what an
     /// authorization request has is kept (RFC 6749 §3.1: unrecognized
-    /// parameters are ignored), client authentication parameters included.
+    /// parameters are ignored).
     func testOnlyTheParametersOfAnAuthorizationRequestAreStored() throws {
         var parameters = H.authorizationParameters().adding("ui_locales", "de en")
         for index in 0..<40 { parameters = parameters.adding("junk\(index)", String(repeating: "\u{e9}", count: 200)) }
-        let requestURI = try pushed(parameters.adding("client_assertion", "x"))
+        let requestURI = try pushed(parameters)
         let row = try XCTUnwrap(harness.database.queryOne("SELECT parameters FROM pushed_authorizations"))
         let stored = try FormParser.parse(Array(row.string(0).utf8))
         XCTAssertEqual(Set(stored.pairs.map(\.name)),

@@ -457,14 +457,15 @@ final class TokenResponderTests: SignInTestCase {
         XCTAssertEqual(lower.status, 200, lower.bodyText)
     }
 
-    func testConfidentialClientMustAuthenticateWithItsSecretOverBasic() throws {
+    func testConfidentialClientMustAuthenticateWithItsSecretOverBasicOrInTheBody() throws {
         let secret = "a-long-enough-client-secret"
         try issuer.clients.add(clientID: "svc", redirectURIs: ["https://svc.example/cb"], scopes: ["openid", "offline_access"], secret: secret)
         let code = try freshCode(H.authorizationParameters(clientID: "svc", redirectURI: "https://svc.example/cb", scope: "openid offline_access"))
         let valid = H.codeExchange(code: code, clientID: nil, redirectURI: "https://svc.example/cb")
         let cases: [(String, RequestParameters, String?)] = [
             ("no authentication", valid.adding("client_id", "svc"), nil),
-            ("secret in the body", valid.adding("client_id", "svc").adding("client_secret", secret), nil),
+            ("a wrong secret in the body", valid.adding("client_id", "svc").adding("client_secret", secret + "x"), nil),
+            ("the secret in the body and over Basic", valid.adding("client_id", "svc").adding("client_secret", secret), H.basic("svc", secret)),
             ("Basic with an empty password", valid, H.basic("svc", "")),
             ("Basic with a wrong secret", valid, H.basic("svc", secret + "x")),
         ]
@@ -475,6 +476,11 @@ final class TokenResponderTests: SignInTestCase {
                 XCTAssertEqual(response.header("WWW-Authenticate") != nil, authorization != nil, name)
             }
         }
+        // client_secret_post (RFC 6749 §2.3.1), on a code of its own.
+        let second = try freshCode(H.authorizationParameters(clientID: "svc", redirectURI: "https://svc.example/cb", scope: "openid"))
+        let posted = harness.tokenPOST(H.codeExchange(code: second, clientID: "svc", redirectURI: "https://svc.example/cb")
+            .adding("client_secret", secret))
+        XCTAssertEqual(posted.status, 200, posted.bodyText)
         let response = harness.tokenPOST(valid, headers: ["authorization": H.basic("svc", secret)])
         XCTAssertEqual(response.status, 200, response.bodyText)
         XCTAssertNotNil(response.jsonObject()["refresh_token"])

@@ -23,13 +23,22 @@ public struct ClientRegistration: Sendable {
     public var androidCertificateFingerprints: [String]
     /// Back-Channel Logout 1.0 §2.2: where logout tokens go; nil: none.
     public var backchannelLogoutURI: String?
+    /// RFC 7591 §2 `token_endpoint_auth_method`; nil: by the secret.
+    public var authMethod: String?
+    /// `private_key_jwt`: the client's public keys (a JWK Set as JSON), or
+    /// where to fetch them.
+    public var jwks: String?
+    public var jwksURI: String?
 
     public init(clientID: String, redirectURIs: [String] = [], postLogoutRedirectURIs: [String] = [], scopes: [String] = [],
                 nativeSSOGroup: String? = nil, secret: String? = nil, grantTypes: [String] = [], requireDPoP: Bool = false,
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
                 androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil,
-                backchannelLogoutURI: String? = nil) {
+                backchannelLogoutURI: String? = nil, authMethod: String? = nil, jwks: String? = nil, jwksURI: String? = nil) {
         self.clientID = clientID
+        self.authMethod = authMethod
+        self.jwks = jwks
+        self.jwksURI = jwksURI
         self.backchannelLogoutURI = backchannelLogoutURI
         self.displayName = displayName
         self.redirectURIs = redirectURIs
@@ -72,6 +81,11 @@ public struct ClientChanges: Sendable {
     public var displayName: String?
     /// The back-channel logout URI; "" removes it (`--no-backchannel-logout`).
     public var backchannelLogoutURI: String?
+    /// The authentication method; "" returns to the secret's default.
+    public var authMethod: String?
+    /// New keys: a JWK Set, or a URL; setting one removes the other.
+    public var jwks: String?
+    public var jwksURI: String?
 
     public init() {}
 
@@ -80,6 +94,7 @@ public struct ClientChanges: Sendable {
             && addScopes.isEmpty && removeScopes.isEmpty && addGrantTypes.isEmpty && removeGrantTypes.isEmpty && requireDPoP == nil
             && requirePAR == nil && accessTokenLifetime == nil && refreshTokenLifetime == nil && iosAppID == nil && androidPackage == nil
             && androidCertificateFingerprints == nil && displayName == nil && backchannelLogoutURI == nil
+            && authMethod == nil && jwks == nil && jwksURI == nil
     }
 
     /// True when the name is all that changes.

@@ -49,7 +49,8 @@ public final class ClientRegistry {
             iosAppID: registration.iosAppID, androidPackage: registration.androidPackage,
             androidCertificateFingerprints: registration.androidCertificateFingerprints.map { $0.uppercased() },
             displayName: registration.displayName, registrationID: SecureRandom.token(byteCount: 16),
-            backchannelLogoutURI: registration.backchannelLogoutURI)
+            backchannelLogoutURI: registration.backchannelLogoutURI, authMethod: registration.authMethod, jwks: registration.jwks,
+            jwksURI: registration.jwksURI)
         try rules.check(client)
         cached.removeAll()
         return try storage.write { tx in
@@ -168,6 +169,9 @@ public final class ClientRegistry {
         if let value = changes.androidCertificateFingerprints { client.androidCertificateFingerprints = value.map { $0.uppercased() } }
         if let value = changes.displayName { client.displayName = value.isEmpty ? nil : value }
         if let value = changes.backchannelLogoutURI { client.backchannelLogoutURI = value.isEmpty ? nil : value }
+        if let value = changes.authMethod { client.authMethod = value.isEmpty ? nil : value }
+        if let value = changes.jwks { (client.jwks, client.jwksURI) = (value, nil) }
+        if let value = changes.jwksURI { (client.jwks, client.jwksURI) = (nil, value) }
         return client
     }
 

@@ -16,6 +16,8 @@ struct ClientRules {
     func check(_ client: Client) throws {
         try ClientRegistry.validate(clientID: client.clientID)
         if let name = client.displayName { try Self.checkDisplayName(name) }
+        // First: whether it is confidential decides what else it may be.
+        try Self.checkAuthentication(client)
         for grant in client.grantTypes where !Self.grantTypes.containsBytes(grant) {
             throw ValidationError("unknown grant type \(grant.debugDescription) (one of \(Self.grantTypes.joined(separator: ", ")))")
         }
@@ -27,7 +29,8 @@ struct ClientRules {
         // RFC 6749 §4.4: "The client credentials grant type MUST only be
         // used by confidential clients."
         if client.allows(grantType: "client_credentials") && !client.isConfidential {
-            throw ValidationError("client_credentials is for confidential clients: give a secret with --secret-stdin")
+            throw ValidationError("client_credentials is for confidential clients: give a secret with --secret-stdin, "
+                                  + "or keys with --auth-method private_key_jwt")
         }
         if signsUsersIn && client.redirectURIs.isEmpty { throw ValidationError("a client that signs users in needs at least one --redirect-uri") }
         for uri in client.redirectURIs + client.postLogoutRedirectURIs { try RedirectURIRules.validateForRegistration(uri) }
@@ -40,16 +43,73 @@ struct ClientRules {
         if let uri = client.backchannelLogoutURI { try Self.checkBackchannelLogoutURI(uri) }
     }
 
+    /// The methods of discovery's `token_endpoint_auth_methods_supported`
+    /// (Client.authenticationMethod).
+    static let authMethods = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
+
+    /// RFC 7591 §2: `token_endpoint_auth_method` fits what the client holds:
+    /// a secret for the secret methods, keys (`jwks` or `jwks_uri`, RFC 7591
+    /// §2: "MUST NOT both be present") for `private_key_jwt`, neither for
+    /// `none`; keys only with `private_key_jwt`.
+    static func checkAuthentication(_ client: Client) throws {
+        if let method = client.authMethod, !authMethods.contains(method) {
+            throw ValidationError("--auth-method is one of \(authMethods.joined(separator: ", ")): \(method.debugDescription)")
+        }
+        let hasKeys = client.jwks != nil || client.jwksURI != nil
+        guard !(client.jwks != nil && client.jwksURI != nil) else { throw ValidationError("give --jwks-file or --jwks-uri, not both") }
+        switch client.authMethod {
+        case "private_key_jwt":
+            guard hasKeys else { throw ValidationError("private_key_jwt needs the client's keys: --jwks-file FILE or --jwks-uri URI") }
+            guard client.secretHash == nil else { throw ValidationError("a private_key_jwt client has no secret") }
+        case "client_secret_basic", "client_secret_post":
+            guard client.secretHash != nil else { throw ValidationError("\(client.authMethod ?? "") needs a secret (--secret-stdin)") }
+        case "none":
+            guard client.secretHash == nil else { throw ValidationError("a client with --auth-method none has no secret") }
+        default:
+            break
+        }
+        guard !hasKeys || client.authMethod == "private_key_jwt" else {
+            throw ValidationError("--jwks-file and --jwks-uri are for --auth-method private_key_jwt")
+        }
+        if let jwks = client.jwks { try checkKeySet(jwks) }
+        if let uri = client.jwksURI {
+            // Fetched through the outbound client: https, a host, nothing
+            // that would carry credentials or a fragment.
+            try checkHTTPSURI(uri, what: "--jwks-uri")
+        }
+    }
+
+    /// A registered JWK Set holds at least one public signing key Gatehouse
+    /// can use (ES256, PS256/RS256, EdDSA), each with a `kid` (an assertion
+    /// names its key), and no private key material.
+    static func checkKeySet(_ jwks: String) throws {
+        guard jwks.utf8.count <= 64 * 1024, let members = try? ProviderKeys.members(Array(jwks.utf8)) else {
+            throw ValidationError("--jwks-file is not a JWK Set (RFC 7517 §5) of at most 64 KiB")
+        }
+        guard !jwks.contains("\"d\"") else { throw ValidationError("--jwks-file holds a private key: register the public keys only") }
+        let usable = members.values.filter { member in JWSAlgorithm.allCases.contains { member.verificationKey(for: $0) != nil } }
+        guard !usable.isEmpty else {
+            throw ValidationError("--jwks-file has no usable signing key with a kid (EC P-256, RSA 2048-4096 bits, Ed25519)")
+        }
+    }
+
     /// Back-Channel Logout 1.0 §2.2: "The value MUST be an absolute URI as
     /// defined by Section 4.3 of [RFC3986]. The RP URL MAY contain port, path,
     /// and query parameter components. However, it MUST NOT include a fragment
     /// component." Gatehouse posts over HTTPS only (its outbound rules), to a
     /// host (no user information: credentials do not belong in a stored URI).
     static func checkBackchannelLogoutURI(_ uri: String) throws {
+        try checkHTTPSURI(uri, what: "--backchannel-logout-uri")
+    }
+
+    /// A URI the issuer sends requests to (back-channel logout, a client's
+    /// keys): absolute `https` with a host, printable ASCII, no fragment, no
+    /// user information.
+    static func checkHTTPSURI(_ uri: String, what: String) throws {
         guard uri.utf8.count <= 2048, uri.utf8.allSatisfy({ $0 > 32 && $0 < 127 }), let components = URLComponents(string: uri),
               components.scheme?.lowercased() == "https", let host = components.host, !host.isEmpty, components.fragment == nil,
               components.user == nil, components.password == nil else {
-            throw ValidationError("--backchannel-logout-uri must be an absolute https URI with a host and no fragment: \(uri.debugDescription)")
+            throw ValidationError("\(what) must be an absolute https URI with a host and no fragment: \(uri.debugDescription)")
         }
     }
 
@@ -97,5 +157,18 @@ struct ClientRules {
         guard (1...maximum).contains(value) else {
             throw ValidationError("\(option) \(value) is outside 1...\(maximum) (the issuer's maximum; 0 returns to it)")
         }
+    }
+}
+
+extension Client {
+    /// How the client authenticates, named as RFC 7591 §2 names it: the
+    /// registered method, else `client_secret_basic` with a secret (which
+    /// also takes `client_secret_post`), `none` without.
+    public var authenticationMethod: String { authMethod ?? (secretHash != nil ? "client_secret_basic" : "none") }
+
+    /// The `kid`s of the keys registered from a file, sorted; empty without.
+    public var registeredKeyIDs: [String] {
+        guard let jwks, let members = try? ProviderKeys.members(Array(jwks.utf8)) else { return [] }
+        return members.keys.sorted()
     }
 }

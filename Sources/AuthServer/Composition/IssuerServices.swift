@@ -83,7 +83,11 @@ public final class IssuerServices {
     public private(set) lazy var providerLinks = ProviderLinks(storage: storage, clock: clock)
     /// Sign-up, verification, password reset and invitations.
     public private(set) lazy var gettingIn = GettingIn(storage: storage, hasher: hasher, settings: settings, clock: clock)
-    public private(set) lazy var clientAuthenticator = ClientAuthenticator(clients: clients, hasher: hasher)
+    public private(set) lazy var clientAuthenticator = ClientAuthenticator(
+        clients: clients, hasher: hasher, issuer: settings.issuer, http: providerHTTP, clock: clock,
+        firstUse: { [storage, clock] hash, until in
+            try storage.write { try $0.dpopProofs.remember(jtiHash: hash, expiresAt: until, now: clock()) }
+        })
     public private(set) lazy var tokenLocator = PresentedTokenLocator(refreshTokens: refreshTokens, accessTokens: accessTokens)
 
     private var dpopCache: IssuerDPoP?

@@ -25,6 +25,8 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     public var id_token_signing_alg_values_supported: [String]
     public var code_challenge_methods_supported: [String]
     public var token_endpoint_auth_methods_supported: [String]
+    /// RFC 8414 §2: the JWS algorithms of `private_key_jwt` assertions.
+    public var token_endpoint_auth_signing_alg_values_supported: [String]
     public var scopes_supported: [String]
     public var claims_supported: [String]
     public var acr_values_supported: [String]
@@ -63,8 +65,10 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         introspection_endpoint = config.issuer + "/introspect"
         pushed_authorization_request_endpoint = config.issuer + "/par"
         require_pushed_authorization_requests = config.requirePushedAuthorizationRequests
-        revocation_endpoint_auth_methods_supported = ["none", "client_secret_basic"]
-        introspection_endpoint_auth_methods_supported = ["client_secret_basic"]
+        // RFC 8414 §2: each endpoint's methods, and the algorithms of
+        // private_key_jwt's assertions (ClientAssertion.algorithms).
+        revocation_endpoint_auth_methods_supported = ClientRules.authMethods
+        introspection_endpoint_auth_methods_supported = ClientRules.authMethods.filter { $0 != "none" }
         response_types_supported = ["code"]
         response_modes_supported = ["query"]
         grant_types_supported = ["authorization_code", "refresh_token", "client_credentials", TokenExchangeRequest.grantType]
@@ -72,7 +76,8 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         id_token_signing_alg_values_supported = ["RS256"]
         // RFC 9700 §2.1.1: S256 only; "plain" is refused.
         code_challenge_methods_supported = ["S256"]
-        token_endpoint_auth_methods_supported = ["none", "client_secret_basic"]
+        token_endpoint_auth_methods_supported = ClientRules.authMethods
+        token_endpoint_auth_signing_alg_values_supported = ClientAssertion.algorithms.map(\.rawValue)
         // The standard ones; DiscoveryResponder adds every registered API's.
         scopes_supported = StandardScopes.all
         // `roles`: the user's roles, in access tokens (TokenIssuer).

@@ -2,68 +2,134 @@ import FoundationEssentials
 import IssuerStorage
 import SSOCore
 
-/// Who is calling the token endpoint (RFC 6749 §2.3).
+/// Who is calling the token endpoint, PAR, revocation or introspection
+/// (RFC 6749 §2.3): a public client by its `client_id`, a confidential one
+/// by `client_secret_basic`, `client_secret_post` or `private_key_jwt`.
 public struct ClientAuthenticator {
     let clients: ClientRegistry
     let hasher: PasswordHasher
+    let issuer: String
+    /// Clients' keys published at their `--jwks-uri`.
+    let remoteKeys: ProviderKeys
+    /// Records a client assertion's `jti` (a hash of the client id and it)
+    /// until the given time: true the first time, across every process and
+    /// node (the DPoP proofs' store).
+    let firstUse: ([UInt8], Int64) throws -> Bool
+    let clock: Clock
 
-    public init(clients: ClientRegistry, hasher: PasswordHasher = PasswordHasher()) {
+    public init(clients: ClientRegistry, hasher: PasswordHasher = PasswordHasher(), issuer: String = "",
+                http: any ProviderDocumentFetching = NoProviderHTTP(), clock: @escaping Clock = systemClock,
+                firstUse: @escaping ([UInt8], Int64) throws -> Bool = { _, _ in true }) {
         self.clients = clients
         self.hasher = hasher
+        self.issuer = issuer
+        self.clock = clock
+        self.firstUse = firstUse
+        // Issue 32: "refetched on an unknown kid at most once a second".
+        remoteKeys = ProviderKeys(http: http, clock: clock, refetchInterval: 1)
+    }
+
+    /// The methods a request may use, as it presents them.
+    struct Presented {
+        let basic: (id: String, secret: String)?
+        let bodyClientID: String?
+        let bodySecret: String?
+        let assertion: (type: String?, value: String)?
+
+        /// RFC 6749 §2.3: "The client MUST NOT use more than one
+        /// authentication method in each request." Basic with an empty
+        /// password is a public client naming itself, not a method.
+        var methodCount: Int {
+            (basic.map { $0.secret.isEmpty ? 0 : 1 } ?? 0) + (bodySecret == nil ? 0 : 1) + (assertion == nil ? 0 : 1)
+        }
     }
 
     /// Public clients name themselves with `client_id` in the body or with
-    /// HTTP Basic and an empty password; confidential clients must use
-    /// client_secret_basic with their secret.
+    /// HTTP Basic and an empty password; confidential clients use the one
+    /// method they are registered for (a client with a secret and no
+    /// registered method: either secret method, as Keycloak's "client
+    /// secret" authenticator).
     public func authenticate(_ request: Request, form: FormParameters) throws -> Client {
-        let basic = try Self.basicCredentials(request.header("authorization"))
-        let bodyClientID = try form.single("client_id")
-        func invalidClient(_ text: String) -> OAuthError {
-            var error = OAuthError(.invalidClient, text)
-            error.usedBasicAuthentication = basic != nil
+        let presented = Presented(basic: try Self.basicCredentials(request.header("authorization")),
+                                  bodyClientID: try form.single("client_id"), bodySecret: try form.single("client_secret"),
+                                  assertion: try form.single("client_assertion").map { (try form.single("client_assertion_type"), $0) })
+        func invalidClient(_ text: String, detail: String = "") -> OAuthError {
+            var error = OAuthError(.invalidClient, text, detail: detail)
+            error.usedBasicAuthentication = presented.basic != nil
             return error
         }
-        // RFC 6749 §2.3: "The client MUST NOT use more than one
-        // authentication method in each request."
-        if try form.single("client_secret") != nil { throw invalidClient("client_secret_post is not supported; use HTTP Basic") }
-        if let basic, let bodyClientID, !bodyClientID.bytesEqual(basic.id) {
+        guard presented.methodCount <= 1 else {
+            throw invalidClient("use exactly one client authentication method", detail: "\(presented.methodCount) methods in one request")
+        }
+        if let assertion = presented.assertion {
+            return try assertedClient(assertion, bodyClientID: presented.bodyClientID, endpoint: issuer + request.path)
+        }
+        if let basic = presented.basic, let bodyClientID = presented.bodyClientID, !bodyClientID.bytesEqual(basic.id) {
             throw OAuthError.invalidRequest("client_id does not match the Authorization header")
         }
-        guard let clientID = basic?.id ?? bodyClientID else { throw invalidClient("client authentication is required") }
+        guard let clientID = presented.basic?.id ?? presented.bodyClientID else { throw invalidClient("client authentication is required") }
         guard let client = try clients.find(clientID: clientID) else {
-            var error = invalidClient("unknown client")
-            error.detail = "no client with the client_id presented"
-            throw error
+            throw invalidClient("unknown client", detail: "no client with the client_id presented")
+        }
+        let secret = presented.bodySecret ?? presented.basic?.secret
+        let method = presented.bodySecret != nil ? "client_secret_post" : "client_secret_basic"
+        if client.authMethod == "private_key_jwt" {
+            throw invalidClient("this client authenticates with private_key_jwt", detail: "\(client.clientID) sent no client_assertion")
         }
         if let secretHash = client.secretHash {
-            guard let secret = basic?.secret, !secret.isEmpty, hasher.verify(password: secret, against: secretHash) else {
-                var error = invalidClient("client authentication failed")
-                error.detail = basic?.secret.isEmpty == false ? "wrong secret for \(client.clientID)" : "confidential client \(client.clientID) sent no secret"
-                throw error
+            guard let secret, !secret.isEmpty, client.authMethod == nil || client.authMethod == method else {
+                throw invalidClient("client authentication failed",
+                                    detail: secret?.isEmpty == false ? "\(client.clientID) is not registered for \(method)"
+                                        : "confidential client \(client.clientID) sent no secret")
             }
-        } else if let basic, !basic.secret.isEmpty {
-            throw invalidClient("public clients authenticate with an empty password")
+            guard hasher.verify(password: secret, against: secretHash) else {
+                throw invalidClient("client authentication failed", detail: "wrong secret for \(client.clientID)")
+            }
+        } else if secret?.isEmpty == false {
+            throw invalidClient("public clients send no secret")
         }
         return client
     }
 
-    /// Basic credentials only, checked before anything else of the request
-    /// is read (RFC 7662 §2.1: the introspection endpoint "MUST also require
-    /// some form of authorization"): a confidential client, or invalid_client.
-    public func authenticateConfidential(_ request: Request) throws -> Client {
-        func refuse(_ text: String, detail: String) -> OAuthError {
-            var error = OAuthError(.invalidClient, text, detail: detail)
+    /// RFC 7523 §2.2: "client_assertion_type ... MUST be
+    /// urn:ietf:params:oauth:client-assertion-type:jwt-bearer"; "client_id
+    /// ... If present, [it] MUST identify the client" (RFC 6749 §2.3).
+    func assertedClient(_ assertion: (type: String?, value: String), bodyClientID: String?, endpoint: String) throws -> Client {
+        guard let type = assertion.type, type.bytesEqual(ClientAssertion.type) else {
+            throw ClientAssertion.refusal("client_assertion_type must be \(ClientAssertion.type)", detail: "wrong client_assertion_type")
+        }
+        // Before anything is recorded: a refused request changes nothing.
+        if let bodyClientID, let named = try? CompactJWT(parsing: assertion.value).unverifiedIssuer, !bodyClientID.bytesEqual(named) {
+            throw OAuthError.invalidRequest("client_id does not match the client_assertion")
+        }
+        let check = ClientAssertion(issuer: issuer, endpoint: endpoint, now: clock())
+        return try check.verify(assertion.value, clients: clients, keys: key, firstUse: { clientID, jti, until in
+            try firstUse(SHA256.hash("client_assertion " + clientID + " " + jti), until)
+        })
+    }
+
+    /// The key `kid` names among the client's: its registered JWK Set, or
+    /// the one at its `jwks_uri`.
+    func key(_ client: Client, _ kid: String, _ algorithm: JWSAlgorithm) throws -> (any JWSVerificationKey)? {
+        if let jwks = client.jwks {
+            return try ProviderKeys.members(Array(jwks.utf8))[kid]?.verificationKey(for: algorithm)
+        }
+        guard let uri = client.jwksURI else { return nil }
+        do { return try remoteKeys.key(jwksURI: uri, kid: kid, algorithm: algorithm) } catch {
+            throw ClientAssertion.refusal("client authentication failed", detail: "keys of \(client.clientID): \(error)")
+        }
+    }
+
+    /// RFC 7662 §2.1: the introspection endpoint "MUST also require some
+    /// form of authorization": a confidential client, by any of its methods,
+    /// or invalid_client.
+    public func authenticateConfidential(_ request: Request, form: FormParameters) throws -> Client {
+        let client = try authenticate(request, form: form)
+        guard client.isConfidential else {
+            var error = OAuthError(.invalidClient, "client authentication is required (a confidential client)",
+                                   detail: "public client \(client.clientID) at an endpoint for confidential clients")
             error.usedBasicAuthentication = request.header("authorization") != nil
-            return error
-        }
-        guard let basic = try Self.basicCredentials(request.header("authorization")) else {
-            throw refuse("client authentication is required (client_secret_basic)", detail: "no Basic credentials")
-        }
-        guard let client = try clients.find(clientID: basic.id), let secretHash = client.secretHash else {
-            throw refuse("client authentication failed", detail: "unknown or public client")
-        }
-        guard !basic.secret.isEmpty, hasher.verify(password: basic.secret, against: secretHash) else {
-            throw refuse("client authentication failed", detail: "wrong secret for \(client.clientID)")
+            throw error
         }
         return client
     }
