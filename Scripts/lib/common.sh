@@ -20,6 +20,9 @@ PYTHON_MODULES=(pytest requests cryptography joserfc selenium authlib schemathes
 PYTHON_MODULES+=(xdist=pytest-xdist)
 # A real SMTP server for the mail tests (Tests/e2e/test_mail_delivery.py).
 PYTHON_MODULES+=(aiosmtpd)
+# A client library nobody here wrote, for client_secret_post and
+# private_key_jwt (Tests/e2e/test_client_authentication.py); it brings jwskate.
+PYTHON_MODULES+=(requests_oauth2client=requests-oauth2client)
 
 # The responders: one executable each, one pool of processes each.
 ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect par ops)
