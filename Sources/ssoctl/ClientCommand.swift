@@ -11,7 +11,8 @@ struct ClientCommand: ParsableCommand {
     /// How a confidential client authenticates, and its keys.
     struct AuthenticationOptions: ParsableArguments {
         @Option(name: .customLong("auth-method"), help: """
-            client_secret_basic, client_secret_post, private_key_jwt or none (default: either secret method with a secret,             none without).
+            client_secret_basic, client_secret_post, private_key_jwt or none (default: either secret method with a secret, \
+            none without).
             """) var authMethod: String?
         @Option(name: .customLong("jwks-file"), help: """
             private_key_jwt: a file holding the client's public keys as a JWK Set (readable by the home's owner, whom ssoctl \

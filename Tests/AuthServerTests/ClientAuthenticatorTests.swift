@@ -124,8 +124,14 @@ final class ClientAuthenticatorTests: XCTestCase {
                                 jwks: #"{"keys":[{"kty":"oct","k":"c2VjcmV0","kid":"x"}]}"#), "no usable signing key"),
             (ClientRegistration(clientID: "f", scopes: ["api:serverA"], grantTypes: ["client_credentials"], authMethod: "private_key_jwt",
                                 jwksURI: "http://keys.example/jwks"), "https"),
+            (ClientRegistration(clientID: "h", scopes: ["api:serverA"], grantTypes: ["client_credentials"], authMethod: "private_key_jwt",
+                                jwks: #"{"keys":[{"kty":"EC","crv":"P-256","x":"a","y":"b","d":"c"}]}"#), "holds a private key"),
             (ClientRegistration(clientID: "g", scopes: ["api:serverA"], grantTypes: ["client_credentials"], authMethod: "self_signed_tls_client_auth"), "one of"),
         ]
+        // A key whose kid is "d" is a public key like any other.
+        let named = String(decoding: try UpstreamFixture.jwks([UpstreamFixture.ecJWK(kid: "d", key: key)]), as: UTF8.self)
+        XCTAssertNoThrow(try issuer.clients.add(ClientRegistration(clientID: "kid-d", scopes: ["api:serverA"], grantTypes: ["client_credentials"],
+                                                                   authMethod: "private_key_jwt", jwks: named)))
         for (registration, message) in refused {
             XCTAssertThrowsError(try issuer.clients.add(registration), message) { error in
                 XCTAssertTrue("\(error)".contains(message), "\(registration.clientID): \(error)")

@@ -86,7 +86,11 @@ struct ClientRules {
         guard jwks.utf8.count <= 64 * 1024, let members = try? ProviderKeys.members(Array(jwks.utf8)) else {
             throw ValidationError("--jwks-file is not a JWK Set (RFC 7517 §5) of at most 64 KiB")
         }
-        guard !jwks.contains("\"d\"") else { throw ValidationError("--jwks-file holds a private key: register the public keys only") }
+        // Every member, a kid or not: a private key has no place here.
+        let all = (try? JSONDecoder().decode(ProviderKeys.KeySet.self, from: Data(jwks.utf8)))?.keys ?? []
+        guard !all.contains(where: { $0.d != nil }) else {
+            throw ValidationError("--jwks-file holds a private key: register the public keys only")
+        }
         let usable = members.values.filter { member in JWSAlgorithm.allCases.contains { member.verificationKey(for: $0) != nil } }
         guard !usable.isEmpty else {
             throw ValidationError("--jwks-file has no usable signing key with a kid (EC P-256, RSA 2048-4096 bits, Ed25519)")

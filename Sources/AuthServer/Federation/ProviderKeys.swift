@@ -70,6 +70,9 @@ public final class ProviderKeys {
         let crv: String?
         let x: String?
         let y: String?
+        /// A private key's members (RFC 7518 §6.2.2, §6.3.2; RFC 8037 §2):
+        /// read only to refuse a registered set that holds one.
+        let d: String?
 
         /// The algorithm its type implies for an upstream provider (RS256
         /// for RSA, ES256 for EC).
