@@ -11,14 +11,13 @@
   at once, every notice signed and POSTed to a local HTTPS receiver, against
   one process's RSA-2048 signing rate (each delivery is one signature plus
   an HTTPS POST on a new connection)."""
-import os
-import ssl
 import statistics
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from oidc_flow import App
+from stack import https_server
 
 CLIENTS = ("mobile-app-001", "mobile-app-002", "bench-backend")
 LOGOUTS = 40
@@ -48,11 +47,7 @@ class CountingReceiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(os.path.join(home, "tls", "server.pem"), os.path.join(home, "tls", "server.key"))
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = https_server(home, port, Handler)
 
     def wait_for(self, count, timeout):
         deadline = time.monotonic() + timeout

@@ -8,9 +8,12 @@ import shutil
 import signal
 import socket
 import sqlite3
+import ssl
 import subprocess
 import tempfile
+import threading
 import time
+from http.server import ThreadingHTTPServer
 
 import requests
 
@@ -196,3 +199,16 @@ def wait_for(predicate, timeout, what):
             return value
         time.sleep(0.1)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def https_server(home, port, handler):
+    """A threaded HTTPS server on 127.0.0.1:`port` with the certificate of
+    the stack at `home` (from its local CA, which the issuer trusts in the
+    development layout), serving in a daemon thread; `shutdown()` stops it.
+    The test receivers of logout tokens and clients' keys."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(os.path.join(home, "tls", "server.pem"), os.path.join(home, "tls", "server.key"))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server

@@ -16,12 +16,11 @@ import collections
 import json
 import os
 import shutil
-import ssl
 import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -32,7 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 import pg_cluster
 from listening_ports import free_port
 from oidc_flow import SCOPE, App
-from stack import ROOT, Stack, wait_for
+from stack import ROOT, Stack, https_server, wait_for
 from test_account_sessions import FIREFOX, Browser
 from test_account_security import new_user
 
@@ -68,11 +67,7 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(os.path.join(home, "tls", "server.pem"), os.path.join(home, "tls", "server.key"))
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = https_server(home, self.port, Handler)
 
     def url(self, client):
         return f"https://127.0.0.1:{self.port}/backchannel?client={client}"

@@ -12,12 +12,10 @@ import base64
 import json
 import os
 import secrets
-import ssl
 import tempfile
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 import requests
@@ -25,6 +23,7 @@ from jwskate import Jwk, Jwt
 from requests_oauth2client import ClientSecretBasic, ClientSecretPost, OAuth2Client, PrivateKeyJwt
 
 from listening_ports import free_port
+from stack import https_server
 
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 ALGORITHMS = ("ES256", "PS256", "RS256", "EdDSA")
@@ -164,11 +163,7 @@ class KeyServer:
                 pass
 
         self.port = free_port()
-        self.http = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(os.path.join(home, "tls", "server.pem"), os.path.join(home, "tls", "server.key"))
-        self.http.socket = context.wrap_socket(self.http.socket, server_side=True)
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        self.http = https_server(home, self.port, Handler)
 
     @property
     def url(self):
