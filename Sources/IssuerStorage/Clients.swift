@@ -45,6 +45,12 @@ public struct Client: Equatable, Sendable {
     /// issuer fetches it (never both).
     public var jwks: String?
     public var jwksURI: String?
+    /// RFC 9101 §10.5 `require_signed_request_object`: every authorization
+    /// request of this client comes as a request object signed with its key.
+    public var requireSignedRequestObject: Bool
+    /// A security profile the client is held to (`fapi2`: the FAPI 2.0
+    /// Security Profile), nil for none.
+    public var profile: String?
 
     public var isConfidential: Bool { secretHash != nil || authMethod == "private_key_jwt" }
 
@@ -59,7 +65,7 @@ public struct Client: Equatable, Sendable {
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
                 androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil,
                 registrationID: String = "", backchannelLogoutURI: String? = nil, authMethod: String? = nil, jwks: String? = nil,
-                jwksURI: String? = nil) {
+                jwksURI: String? = nil, requireSignedRequestObject: Bool = false, profile: String? = nil) {
         self.clientID = clientID
         self.displayName = displayName
         self.registrationID = registrationID
@@ -80,6 +86,8 @@ public struct Client: Equatable, Sendable {
         self.authMethod = authMethod
         self.jwks = jwks
         self.jwksURI = jwksURI
+        self.requireSignedRequestObject = requireSignedRequestObject
+        self.profile = profile
     }
 
     /// Byte equality on the grant type names (they are ASCII tokens).

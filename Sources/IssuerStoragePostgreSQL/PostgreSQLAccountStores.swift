@@ -124,7 +124,7 @@ final class PostgreSQLClientStore: ClientStore {
     static let columns = """
         client_id, secret_hash, scopes, native_sso_group, grant_types, require_dpop, require_par, access_token_lifetime,
         refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name, registration_id,
-        backchannel_logout_uri, token_endpoint_auth_method, jwks, jwks_uri
+        backchannel_logout_uri, token_endpoint_auth_method, jwks, jwks_uri, require_signed_request_object, profile
         """
 
     func find(clientID: String) throws -> Client? {
@@ -140,7 +140,8 @@ final class PostgreSQLClientStore: ClientStore {
                       iosAppID: row.optionalString(9), androidPackage: row.optionalString(10),
                       androidCertificateFingerprints: StoredList.decode(row.string(11)), displayName: row.optionalString(12),
                       registrationID: row.string(13), backchannelLogoutURI: row.optionalString(14),
-                      authMethod: row.optionalString(15), jwks: row.optionalString(16), jwksURI: row.optionalString(17))
+                      authMethod: row.optionalString(15), jwks: row.optionalString(16), jwksURI: row.optionalString(17),
+                      requireSignedRequestObject: row.int(18) != 0, profile: row.optionalString(19))
     }
 
     func list() throws -> [Client] {
@@ -159,14 +160,15 @@ final class PostgreSQLClientStore: ClientStore {
             UPDATE clients SET secret_hash = $1, scopes = $2, native_sso_group = $3, grant_types = $4, require_dpop = $5, require_par = $6,
                 access_token_lifetime = $7, refresh_token_lifetime = $8, ios_app_id = $9, android_package = $10,
                 android_cert_fingerprints = $11, display_name = $12, backchannel_logout_uri = $13, token_endpoint_auth_method = $14,
-                jwks = $15, jwks_uri = $16
-            WHERE client_id = $17
+                jwks = $15, jwks_uri = $16, require_signed_request_object = $17, profile = $18
+            WHERE client_id = $19
             """, [PostgreSQLValue(client.secretHash), .text(StoredList.encode(client.scopes)), PostgreSQLValue(client.nativeSSOGroup),
                   .text(StoredList.encode(client.grantTypes)), PostgreSQLValue(client.requireDPoP), PostgreSQLValue(client.requirePAR),
                   Self.optional(client.accessTokenLifetime), Self.optional(client.refreshTokenLifetime), PostgreSQLValue(client.iosAppID),
                   PostgreSQLValue(client.androidPackage), .text(StoredList.encode(client.androidCertificateFingerprints)),
                   PostgreSQLValue(client.displayName), PostgreSQLValue(client.backchannelLogoutURI), PostgreSQLValue(client.authMethod),
-                  PostgreSQLValue(client.jwks), PostgreSQLValue(client.jwksURI), .text(client.clientID)])
+                  PostgreSQLValue(client.jwks), PostgreSQLValue(client.jwksURI), PostgreSQLValue(client.requireSignedRequestObject),
+                  PostgreSQLValue(client.profile), .text(client.clientID)])
         guard changed == 1 else { return false }
         try connection.execute("DELETE FROM client_redirect_uris WHERE client_id = $1", [.text(client.clientID)])
         for (kind, uris) in [("login", client.redirectURIs), ("post_logout", client.postLogoutRedirectURIs)] {

@@ -11,7 +11,7 @@ public enum PostgreSQLIssuerSchema {
                                                                     (6, version6), (7, version7), (8, version8), (9, version9),
                                                                     (10, version10), (11, version11), (12, version12),
                                                                     (13, version13), (14, version14), (15, version15),
-                                                                    (16, version16)]
+                                                                    (16, version16), (17, version17)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -435,5 +435,12 @@ public enum PostgreSQLIssuerSchema {
         ALTER TABLE clients ADD COLUMN token_endpoint_auth_method TEXT;
         ALTER TABLE clients ADD COLUMN jwks TEXT;
         ALTER TABLE clients ADD COLUMN jwks_uri TEXT;
+        """
+
+    /// What a client is held to: a signed request object, a profile (as
+    /// SQLite's migration 24).
+    static let version17 = """
+        ALTER TABLE clients ADD COLUMN require_signed_request_object BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE clients ADD COLUMN profile TEXT;
         """
 }

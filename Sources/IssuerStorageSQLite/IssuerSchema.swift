@@ -31,6 +31,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.federatedIdentities,
         IssuerMigrations.backchannelLogout,
         IssuerMigrations.clientKeys,
+        IssuerMigrations.clientRequirements,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

@@ -9,7 +9,7 @@ final class SQLiteClientStore: ClientStore {
     static let columns = """
         client_id, secret_hash, scopes, native_sso_group, grant_types, require_dpop, require_par, access_token_lifetime,
         refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name, registration_id,
-        backchannel_logout_uri, token_endpoint_auth_method, jwks, jwks_uri
+        backchannel_logout_uri, token_endpoint_auth_method, jwks, jwks_uri, require_signed_request_object, profile
         """
 
     func find(clientID: String) throws -> Client? {
@@ -24,7 +24,8 @@ final class SQLiteClientStore: ClientStore {
                       iosAppID: row.optionalString(9), androidPackage: row.optionalString(10),
                       androidCertificateFingerprints: StoredList.decode(row.string(11)), displayName: row.optionalString(12),
                       registrationID: row.string(13), backchannelLogoutURI: row.optionalString(14),
-                      authMethod: row.optionalString(15), jwks: row.optionalString(16), jwksURI: row.optionalString(17))
+                      authMethod: row.optionalString(15), jwks: row.optionalString(16), jwksURI: row.optionalString(17),
+                      requireSignedRequestObject: row.int(18) != 0, profile: row.optionalString(19))
     }
 
     func list() throws -> [Client] {
@@ -42,14 +43,16 @@ final class SQLiteClientStore: ClientStore {
         let changed = try database.execute("""
             UPDATE clients SET secret_hash = ?, scopes = ?, native_sso_group = ?, grant_types = ?, require_dpop = ?, require_par = ?,
                 access_token_lifetime = ?, refresh_token_lifetime = ?, ios_app_id = ?, android_package = ?, android_cert_fingerprints = ?,
-                display_name = ?, backchannel_logout_uri = ?, token_endpoint_auth_method = ?, jwks = ?, jwks_uri = ?
+                display_name = ?, backchannel_logout_uri = ?, token_endpoint_auth_method = ?, jwks = ?, jwks_uri = ?,
+                require_signed_request_object = ?, profile = ?
             WHERE client_id = ?
             """, [SQLiteValue(client.secretHash), .text(StoredList.encode(client.scopes)), SQLiteValue(client.nativeSSOGroup),
                   .text(StoredList.encode(client.grantTypes)), SQLiteValue(client.requireDPoP), SQLiteValue(client.requirePAR),
                   Self.optional(client.accessTokenLifetime), Self.optional(client.refreshTokenLifetime), SQLiteValue(client.iosAppID),
                   SQLiteValue(client.androidPackage), .text(StoredList.encode(client.androidCertificateFingerprints)),
                   SQLiteValue(client.displayName), SQLiteValue(client.backchannelLogoutURI), SQLiteValue(client.authMethod),
-                  SQLiteValue(client.jwks), SQLiteValue(client.jwksURI), .text(client.clientID)])
+                  SQLiteValue(client.jwks), SQLiteValue(client.jwksURI), SQLiteValue(client.requireSignedRequestObject),
+                  SQLiteValue(client.profile), .text(client.clientID)])
         guard changed == 1 else { return false }
         try database.execute("DELETE FROM client_redirect_uris WHERE client_id = ?", [.text(client.clientID)])
         for (kind, uris) in [("login", client.redirectURIs), ("post_logout", client.postLogoutRedirectURIs)] {

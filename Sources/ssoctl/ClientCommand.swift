@@ -15,12 +15,16 @@ struct ClientCommand: ParsableCommand {
             none without).
             """) var authMethod: String?
         @Option(name: .customLong("jwks-file"), help: """
-            private_key_jwt: a file holding the client's public keys as a JWK Set (readable by the home's owner, whom ssoctl \
+            private_key_jwt and request objects: a file holding the client's public keys as a JWK Set (readable by the home's owner, whom ssoctl \
             becomes when run as root).
             """)
         var jwksFile: String?
-        @Option(name: .customLong("jwks-uri"), help: "private_key_jwt: where the issuer fetches the client's JWK Set (https).")
+        @Option(name: .customLong("jwks-uri"), help: "private_key_jwt and request objects: where the issuer fetches the client's JWK Set (https).")
         var jwksURI: String?
+        @Flag(name: .customLong("require-signed-request-object"), inversion: .prefixedNo, help: """
+            Authorization requests only as request objects signed with the client's keys (RFC 9101); needs --jwks-file or \
+            --jwks-uri.
+            """) var requireSignedRequestObject: Bool?
 
         /// The JWK Set the file holds, as text.
         func jwks() throws -> String? {
@@ -79,7 +83,8 @@ struct ClientCommand: ParsableCommand {
                     accessTokenLifetime: accessTokenTTL, refreshTokenLifetime: refreshTokenTTL, iosAppID: app.iosAppID,
                     androidPackage: app.androidPackage, androidCertificateFingerprints: app.androidCertificateFingerprints,
                     displayName: displayName, backchannelLogoutURI: backchannelLogoutURI, authMethod: authentication.authMethod,
-                    jwks: jwks, jwksURI: authentication.jwksURI))
+                    jwks: jwks, jwksURI: authentication.jwksURI,
+                    requireSignedRequestObject: authentication.requireSignedRequestObject ?? false))
             }
             AdminAudit.changed("client add", target: client.clientID, client: client.clientID)
             context.refreshAppLinkFiles()
@@ -131,6 +136,7 @@ struct ClientCommand: ParsableCommand {
             changes.authMethod = authentication.authMethod
             changes.jwks = try authentication.jwks()
             changes.jwksURI = authentication.jwksURI
+            changes.requireSignedRequestObject = authentication.requireSignedRequestObject
             changes.displayName = displayName
             changes.addRedirectURIs = addRedirectURIs
             changes.removeRedirectURIs = removeRedirectURIs

@@ -37,7 +37,8 @@ enum ClientListing {
             let keys = client.jwksURI.map { "keys at \($0)" } ?? (client.jwks != nil ? "keys " + client.registeredKeyIDs.joined(separator: " ") : nil)
             fields.append(("authentication", [[client.authenticationMethod, keys].compactMap { $0 }.joined(separator: ", ")]))
         }
-        let requirements = [client.requireDPoP ? "DPoP" : nil, client.requirePAR ? "PAR" : nil].compactMap { $0 }
+        let requirements = [client.requireDPoP ? "DPoP" : nil, client.requirePAR ? "PAR" : nil,
+                            client.requireSignedRequestObject ? "signed-request-object" : nil].compactMap { $0 }
         if !requirements.isEmpty { fields.append(("requires", [requirements.joined(separator: " ")])) }
         var output = wrap(client.clientID, width: width).joined(separator: "\n") + "\n"
         let indent = String(repeating: " ", count: 2 + labelWidth)

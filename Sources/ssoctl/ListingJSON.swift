@@ -119,6 +119,7 @@ struct ClientJSON: Encodable {
         case iosAppID = "ios_app_id", androidPackage = "android_package", androidCertificateFingerprints = "android_cert_fingerprints"
         case backchannelLogoutURI = "backchannel_logout_uri"
         case authMethod = "token_endpoint_auth_method", jwksURI = "jwks_uri", jwksKeyIDs = "jwks_kids"
+        case requireSignedRequestObject = "require_signed_request_object"
     }
 
     func encode(to encoder: Encoder) throws {
@@ -142,6 +143,7 @@ struct ClientJSON: Encodable {
         try container.encode(client.authenticationMethod, forKey: .authMethod)
         try container.encode(client.jwksURI, forKey: .jwksURI)   // null: none, or keys registered from a file
         try container.encode(client.registeredKeyIDs, forKey: .jwksKeyIDs)   // the kids of --jwks-file's keys, sorted
+        try container.encode(client.requireSignedRequestObject, forKey: .requireSignedRequestObject)
     }
 }
 

@@ -280,7 +280,7 @@ final class AuthorizeResponderTests: SignInTestCase {
             ("repeated response_type", valid.adding("response_type", "code"), "invalid_request"),
             ("repeated code_challenge", valid.adding("code_challenge", H.challenge), "invalid_request"),
             ("repeated nonce", valid.adding("nonce", "other"), "invalid_request"),
-            ("request object", valid.adding("request", "eyJhbGciOiJub25lIn0.e30."), "request_not_supported"),
+            ("request object", valid.adding("request", "eyJhbGciOiJub25lIn0.e30."), "invalid_request_object"),
             ("prompt=none login", valid.adding("prompt", "none login"), "invalid_request"),
             ("prompt=consent none", valid.adding("prompt", "consent none"), "invalid_request"),
             ("unknown prompt", valid.adding("prompt", "bogus"), "invalid_request"),

@@ -114,7 +114,7 @@ final class PushedAuthorizationTests: SignInTestCase {
             ("missing code_challenge", valid.removing("code_challenge"), [:], 400, "invalid_request"),
             ("plain PKCE", valid.setting("code_challenge_method", "plain"), [:], 400, "invalid_request"),
             ("response_type=token", valid.setting("response_type", "token"), [:], 400, "unsupported_response_type"),
-            ("request object", valid.adding("request", "eyJhbGciOiJub25lIn0.e30."), [:], 400, "request_not_supported"),
+            ("request object", valid.adding("request", "eyJhbGciOiJub25lIn0.e30."), [:], 400, "invalid_request_object"),
             ("request_uri in the body", valid.adding("request_uri", "urn:ietf:params:oauth:request_uri:x"), [:], 400, "invalid_request"),
             ("empty request_uri in the body", valid.adding("request_uri", ""), [:], 400, "invalid_request"),
             ("client_id not the Basic client", valid, ["authorization": H.basic("web-app", "a-long-enough-secret-0123")], 400,

@@ -167,7 +167,7 @@ def test_untrusted_client_or_redirect_gets_an_error_page_not_a_redirect(stack, h
     ({"code_challenge_method": "plain"}, "invalid_request"),
     ({"code_challenge": None}, "invalid_request"),
     ({"scope": "openid admin"}, "invalid_scope"),
-    ({"request": "eyJ.x.y"}, "request_not_supported"),
+    ({"request": "eyJ.x.y"}, "invalid_request_object"),
 ])
 def test_bad_authorization_requests_redirect_with_an_error_state_and_iss(stack, http, override, error):
     app = App(stack, http)

@@ -29,13 +29,17 @@ public struct ClientRegistration: Sendable {
     /// where to fetch them.
     public var jwks: String?
     public var jwksURI: String?
+    /// RFC 9101 §10.5: authorization requests only as signed request objects.
+    public var requireSignedRequestObject: Bool
 
     public init(clientID: String, redirectURIs: [String] = [], postLogoutRedirectURIs: [String] = [], scopes: [String] = [],
                 nativeSSOGroup: String? = nil, secret: String? = nil, grantTypes: [String] = [], requireDPoP: Bool = false,
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
                 androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil,
-                backchannelLogoutURI: String? = nil, authMethod: String? = nil, jwks: String? = nil, jwksURI: String? = nil) {
+                backchannelLogoutURI: String? = nil, authMethod: String? = nil, jwks: String? = nil, jwksURI: String? = nil,
+                requireSignedRequestObject: Bool = false) {
         self.clientID = clientID
+        self.requireSignedRequestObject = requireSignedRequestObject
         self.authMethod = authMethod
         self.jwks = jwks
         self.jwksURI = jwksURI
@@ -86,6 +90,7 @@ public struct ClientChanges: Sendable {
     /// New keys: a JWK Set, or a URL; setting one removes the other.
     public var jwks: String?
     public var jwksURI: String?
+    public var requireSignedRequestObject: Bool?
 
     public init() {}
 
@@ -94,7 +99,7 @@ public struct ClientChanges: Sendable {
             && addScopes.isEmpty && removeScopes.isEmpty && addGrantTypes.isEmpty && removeGrantTypes.isEmpty && requireDPoP == nil
             && requirePAR == nil && accessTokenLifetime == nil && refreshTokenLifetime == nil && iosAppID == nil && androidPackage == nil
             && androidCertificateFingerprints == nil && displayName == nil && backchannelLogoutURI == nil
-            && authMethod == nil && jwks == nil && jwksURI == nil
+            && authMethod == nil && jwks == nil && jwksURI == nil && requireSignedRequestObject == nil
     }
 
     /// True when the name is all that changes.

@@ -50,7 +50,7 @@ public final class ClientRegistry {
             androidCertificateFingerprints: registration.androidCertificateFingerprints.map { $0.uppercased() },
             displayName: registration.displayName, registrationID: SecureRandom.token(byteCount: 16),
             backchannelLogoutURI: registration.backchannelLogoutURI, authMethod: registration.authMethod, jwks: registration.jwks,
-            jwksURI: registration.jwksURI)
+            jwksURI: registration.jwksURI, requireSignedRequestObject: registration.requireSignedRequestObject)
         try rules.check(client)
         cached.removeAll()
         return try storage.write { tx in
@@ -172,6 +172,7 @@ public final class ClientRegistry {
         if let value = changes.authMethod { client.authMethod = value.isEmpty ? nil : value }
         if let value = changes.jwks { (client.jwks, client.jwksURI) = (value, nil) }
         if let value = changes.jwksURI { (client.jwks, client.jwksURI) = (nil, value) }
+        if let value = changes.requireSignedRequestObject { client.requireSignedRequestObject = value }
         return client
     }
 

@@ -50,7 +50,7 @@ struct ClientRules {
     /// RFC 7591 §2: `token_endpoint_auth_method` fits what the client holds:
     /// a secret for the secret methods, keys (`jwks` or `jwks_uri`, RFC 7591
     /// §2: "MUST NOT both be present") for `private_key_jwt`, neither for
-    /// `none`; keys only with `private_key_jwt`.
+    /// `none`; keys for `private_key_jwt` or request objects (RFC 9101).
     static func checkAuthentication(_ client: Client) throws {
         if let method = client.authMethod, !authMethods.contains(method) {
             throw ValidationError("--auth-method is one of \(authMethods.joined(separator: ", ")): \(method.debugDescription)")
@@ -68,8 +68,10 @@ struct ClientRules {
         default:
             break
         }
-        guard !hasKeys || client.authMethod == "private_key_jwt" else {
-            throw ValidationError("--jwks-file and --jwks-uri are for --auth-method private_key_jwt")
+        // Keys without private_key_jwt verify the client's request objects
+        // only (RFC 9101 §10.5; a public app may sign its requests).
+        if client.requireSignedRequestObject && !hasKeys {
+            throw ValidationError("--require-signed-request-object needs the client's keys: --jwks-file FILE or --jwks-uri URI")
         }
         if let jwks = client.jwks { try checkKeySet(jwks) }
         if let uri = client.jwksURI {

@@ -61,7 +61,10 @@ public final class IssuerServices {
     /// to exactly the checks /authorize applies (RFC 9126 §2.1).
     public private(set) lazy var authorizationRequestValidator = AuthorizationRequestValidator(
         clients: clients, hints: idTokenHints, apis: apis, issuer: settings.issuer,
-        requirePushedRequests: settings.requirePushedAuthorizationRequests, signUpOpen: settings.signup == .open)
+        requirePushedRequests: settings.requirePushedAuthorizationRequests, signUpOpen: settings.signup == .open,
+        requestObjects: requestObjects)
+    /// Request objects (RFC 9101), verified with the client's registered keys.
+    public private(set) lazy var requestObjects = RequestObjects(keys: clientAuthenticator.keys, issuer: settings.issuer, clock: clock)
     public private(set) lazy var signInCompletion = SignInCompletion(
         storage: storage, sessions: sessions, codes: codes, pending: pendingAuthorizations, marks: passwordMarks, throttle: loginThrottle,
         validator: authorizationRequestValidator, lifetimes: settings.lifetimes, clock: clock)

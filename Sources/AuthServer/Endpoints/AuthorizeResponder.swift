@@ -55,7 +55,10 @@ struct Authorization {
                 uiLocales = AuthorizeResponder.uiLocales(pushed)
                 authorization = try validator.validate(pushed, source: .pushed)
             } else {
-                authorization = try validator.validate(parameters)
+                // RFC 9101 §6.3: with a request object, its parameters are the request.
+                let validated = try validator.validated(parameters)
+                uiLocales = AuthorizeResponder.uiLocales(validated.parameters)
+                authorization = validated.request
             }
         } catch AuthorizationFailure.errorPage(let message, _, let detail, let code, let parameter) {
             return ErrorPage.render(title: "error.signin_title", message: message,

@@ -33,6 +33,9 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     public var authorization_response_iss_parameter_supported: Bool
     public var request_parameter_supported: Bool
     public var request_uri_parameter_supported: Bool
+    /// OIDC Discovery §3: the JWS algorithms of request objects (RFC 9101;
+    /// never `none`: only signed objects are read).
+    public var request_object_signing_alg_values_supported: [String]
     /// Native SSO §5 (draft 07): the token endpoint accepts the Native SSO
     /// token exchange and honours the `device_sso` scope.
     public var native_sso_supported: Bool?
@@ -86,8 +89,10 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         acr_values_supported = ["urn:gatehouse:pwd", "urn:gatehouse:mfa"]
         // RFC 9207 §3: every authorization response carries `iss`.
         authorization_response_iss_parameter_supported = true
-        request_parameter_supported = false
+        // RFC 9101 by value at /authorize and /par; by reference only as PAR's request_uri.
+        request_parameter_supported = true
         request_uri_parameter_supported = false
+        request_object_signing_alg_values_supported = RequestObjects.algorithms.map(\.rawValue)
         native_sso_supported = true
         dpop_signing_alg_values_supported = DPoPProof.supportedAlgorithms
         ui_locales_supported = uiLocales.isEmpty ? nil : uiLocales.sorted()

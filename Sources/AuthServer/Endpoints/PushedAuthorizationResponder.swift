@@ -22,7 +22,7 @@ public final class PushedAuthorizationResponder: OneEndpointGroup {
 
     public init(services: IssuerServices) throws {
         let pushing = AuthorizationPush(pushedAuthorizations: services.pushedAuthorizations, validator: services.authorizationRequestValidator,
-                                        dpop: try services.dpop())
+                                        requestObjects: services.requestObjects, dpop: try services.dpop())
         // RFC 9126 §2.3: "405: If the request did not use the POST method,
         // the authorization server responds with an HTTP 405 (Method Not
         // Allowed) status code." §2.1: "1. Authenticate the client in the
@@ -39,6 +39,7 @@ public final class PushedAuthorizationResponder: OneEndpointGroup {
 struct AuthorizationPush {
     let pushedAuthorizations: PushedAuthorizations
     let validator: AuthorizationRequestValidator
+    let requestObjects: RequestObjects
     let dpop: IssuerDPoP
 
     /// RFC 9126 §2.2.
@@ -49,7 +50,7 @@ struct AuthorizationPush {
 
     func push(_ exchange: EndpointExchange) throws -> Response {
         let proof = exchange.dpopProof, client = try exchange.client()
-        let pushed = try binding(authorizationParameters(exchange.parameters, client: client), to: proof)
+        let pushed = try binding(try authorizationParameters(exchange.parameters, client: client), to: proof)
         let encoded = try PushedAuthorizations.Encoded(pushed)
         try validate(pushed)
         let requestURI = try pushedAuthorizations.push(encoded, clientID: client.clientID)
@@ -82,7 +83,14 @@ struct AuthorizationPush {
     /// client authentication parameters "are relied upon only for client
     /// authentication and are not germane to the authorization request
     /// itself"; `client_secret` never gets this far.)
-    func authorizationParameters(_ form: FormParameters, client: Client) -> FormParameters {
+    func authorizationParameters(_ form: FormParameters, client: Client) throws -> FormParameters {
+        // RFC 9126 §3: "All other request parameters, i.e., those pertaining
+        // to the authorization request itself, MUST appear as claims of the
+        // JWT representing the authorization request": with `request`, the
+        // object's parameters and nothing of the body (RFC 9101 §6.3); its
+        // client_id must be the authenticated client's (checked as RFC 9101
+        // §6.3 asks, against the client that authenticated).
+        if let object = try form.single("request") { return try requestObjects.parameters(of: object, client: client) }
         let understood = form.pairs.filter { $0.name != "client_id" && AuthorizationRequestValidator.understoodParameters.contains($0.name) }
         return FormParameters(pairs: [("client_id", client.clientID)] + understood)
     }

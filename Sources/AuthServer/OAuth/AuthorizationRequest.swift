@@ -37,6 +37,8 @@ public struct AuthorizationRequestValidator {
     let requirePushedRequests: Bool
     /// `GATEHOUSE_SIGNUP=open`: `prompt=create` is understood.
     let signUpOpen: Bool
+    /// Reads `request` (RFC 9101); nil: request objects are refused.
+    let requestObjects: RequestObjects?
     static let maximumStateBytes = 1024
 
     /// Every parameter some step of `validate` (or /authorize, for
@@ -48,12 +50,14 @@ public struct AuthorizationRequestValidator {
     public static let understoodParameters: Set<String> = [
         "client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce", "code_challenge",
         "code_challenge_method", "prompt", "max_age", "login_hint", "id_token_hint", "dpop_jkt", "resource", "ui_locales",
-        // Read only to be refused (checkNoRequestObjects), never ignored.
+        // RFC 9101: resolved before anything else (resolvingRequestObject),
+        // or refused (checkNoRequestObjects); never ignored.
         "request", "request_uri",
     ]
 
     public init(clients: ClientRegistry, hints: IDTokenHintVerifier, apis: APIRegistry, issuer: String,
-                requirePushedRequests: Bool = false, signUpOpen: Bool = false) {
+                requirePushedRequests: Bool = false, signUpOpen: Bool = false, requestObjects: RequestObjects? = nil) {
+        self.requestObjects = requestObjects
         self.clients = clients
         self.hints = hints
         self.apis = apis
@@ -63,6 +67,23 @@ public struct AuthorizationRequestValidator {
     }
 
     public func validate(_ parameters: FormParameters, source: AuthorizationRequestSource = .direct) throws -> AuthorizationRequest {
+        try validated(parameters, source: source).request
+    }
+
+    /// The request, and the parameters it was read from: for a request
+    /// object sent to /authorize, the object's (RFC 9101 §6.3), so
+    /// /authorize reads `ui_locales` from them too.
+    public func validated(_ parameters: FormParameters,
+                          source: AuthorizationRequestSource = .direct) throws -> (request: AuthorizationRequest, parameters: FormParameters) {
+        var parameters = parameters
+        let signed: Bool
+        switch source {
+        case .direct:
+            (parameters, signed) = try resolvingRequestObject(parameters)
+        case .pushing, .pushed:
+            // Stored (or about to be) by /par, which resolved the object.
+            signed = parameters.pairs.contains { $0.name == RequestObjects.verifiedMarker.name && $0.value == RequestObjects.verifiedMarker.value }
+        }
         let (client, redirectURI) = try checkClientAndRedirectURI(parameters)
         // From here on, errors go back to the client, carrying its state.
         // An invalid state is not echoed: it could not be a value the client sent in good faith.
@@ -71,11 +92,37 @@ public struct AuthorizationRequestValidator {
             .redirect(redirectURI: redirectURI, state: state, error: error)
         }
         do {
-            return try checkRest(parameters, client: client, redirectURI: redirectURI, source: source)
+            return (try checkRest(parameters, client: client, redirectURI: redirectURI, source: source, signed: signed), parameters)
         } catch let error as OAuthError {
             throw fail(error)
         } catch let error as FormError {
             throw fail(error.asOAuthError)
+        }
+    }
+
+    /// RFC 9101 §5: a request object sent by value in `request`, beside
+    /// `client_id`; its parameters replace the query's (§6.3). Until it
+    /// verifies nothing in it is trusted: a failure goes back to the
+    /// client only at a `redirect_uri` of the query that is registered for
+    /// it, and is an error page otherwise. Without `request`, the
+    /// parameters as they came (never with the verified marker).
+    func resolvingRequestObject(_ parameters: FormParameters) throws -> (FormParameters, signed: Bool) {
+        let unmarked = FormParameters(pairs: parameters.pairs.filter { $0.name != RequestObjects.verifiedMarker.name })
+        // RFC 6749 §3.1: "Parameters sent without a value MUST be treated as
+        // if they were omitted from the request."
+        guard let requestObjects, (try? parameters.single("request")) != nil else { return (unmarked, false) }
+        let object = try trustedParameter(parameters, "request")
+        let client = try registeredClient(trustedParameter(parameters, "client_id"))
+        do {
+            return (try requestObjects.parameters(of: object, client: client), true)
+        } catch let error as OAuthError {
+            if let redirectURI = (try? parameters.single("redirect_uri")) ?? nil,
+               RedirectURIMatcher.matches(requested: redirectURI, registered: client.redirectURIs) {
+                let state = (try? parameters.single("state")).flatMap { $0 }.flatMap { Self.isVSCHARs($0, limit: Self.maximumStateBytes) ? $0 : nil }
+                throw AuthorizationFailure.redirect(redirectURI: redirectURI, state: state, error: error)
+            }
+            throw AuthorizationFailure.errorPage(message: PageText("error.request_object"), description: error.description,
+                                                 detail: error.logDetail, code: .invalidRequestObject, parameter: "request")
         }
     }
 
@@ -144,9 +191,10 @@ public struct AuthorizationRequestValidator {
     }
 
     func checkRest(_ parameters: FormParameters, client: Client, redirectURI: String,
-                   source: AuthorizationRequestSource) throws -> AuthorizationRequest {
+                   source: AuthorizationRequestSource, signed: Bool) throws -> AuthorizationRequest {
         try checkGrantType(client)
         try checkPushedRequestRequirement(client, source: source)
+        try checkSignedRequestRequirement(client, signed: signed)
         try checkNoRequestObjects(parameters)
         try checkResponseType(parameters)
         let scope = try checkResources(parameters, scope: try checkScope(parameters, client: client))
@@ -211,6 +259,16 @@ public struct AuthorizationRequestValidator {
                                             : "GATEHOUSE_REQUIRE_PAR: every client must push")
     }
 
+    /// RFC 9101 §10.5 `require_signed_request_object`: "If the value is true,
+    /// the authorization server MUST reject the authorization request from
+    /// the client that does not conform to this specification." At /par
+    /// too: a push that is not a request object is refused there.
+    func checkSignedRequestRequirement(_ client: Client, signed: Bool) throws {
+        guard client.requireSignedRequestObject, !signed else { return }
+        throw OAuthError.invalidRequest("this client must send its authorization request as a signed request object (RFC 9101)",
+                                        detail: "client \(client.clientID) requires signed request objects")
+    }
+
     /// RFC 8707 §2.1: resource at the authorization endpoint names the APIs
     /// the grant is for; the grant keeps only their API scopes (with the
     /// standard ones), so every token from it (refreshes too) is for them
@@ -221,13 +279,16 @@ public struct AuthorizationRequestValidator {
         return try TokenTarget.select(scope: scope, resources: resources, apis: apis.all(), issuer: issuer).scope
     }
 
-    /// OIDC Core §6: request objects are optional; refuse them explicitly
-    /// rather than ignore parameters the client believes are in force. A
-    /// `request_uri` never gets here from /authorize (AuthorizeResponder
-    /// resolves it as a pushed request first) nor from /par (refused there,
-    /// RFC 9126 §2.1), so none is ever resolved from inside parameters.
+    /// A `request` still here was not resolved (no RequestObjects given):
+    /// refused rather than ignored, since the client believes its
+    /// parameters are in force. A request object never holds one (RFC 9101
+    /// §4). A `request_uri` never gets here from /authorize
+    /// (AuthorizeResponder resolves it as a pushed request first) nor from
+    /// /par (refused there, RFC 9126 §2.1); one by reference to the
+    /// client's own URL is not supported (discovery:
+    /// `request_uri_parameter_supported` false).
     func checkNoRequestObjects(_ parameters: FormParameters) throws {
-        if !parameters.values("request").isEmpty { throw OAuthError(.requestNotSupported, "request objects are not supported") }
+        if try parameters.single("request") != nil { throw OAuthError(.requestNotSupported, "request objects are not supported") }
         if !parameters.values("request_uri").isEmpty { throw OAuthError(.requestURINotSupported, "request_uri is not supported") }
     }
 

@@ -9,8 +9,8 @@ public struct ClientAuthenticator {
     let clients: ClientRegistry
     let hasher: PasswordHasher
     let issuer: String
-    /// Clients' keys published at their `--jwks-uri`.
-    let remoteKeys: ProviderKeys
+    /// Clients' registered keys (their JWK Set, or the one at their `--jwks-uri`).
+    public let keys: ClientKeys
     /// Records a client assertion's `jti` (a hash of the client id and it)
     /// until the given time: true the first time, across every process and
     /// node (the DPoP proofs' store).
@@ -25,8 +25,7 @@ public struct ClientAuthenticator {
         self.issuer = issuer
         self.clock = clock
         self.firstUse = firstUse
-        // Issue 32: "refetched on an unknown kid at most once a second".
-        remoteKeys = ProviderKeys(http: http, clock: clock, refetchInterval: 1)
+        keys = ClientKeys(http: http, clock: clock)
     }
 
     /// The methods a request may use, as it presents them.
@@ -108,14 +107,9 @@ public struct ClientAuthenticator {
         })
     }
 
-    /// The key `kid` names among the client's: its registered JWK Set, or
-    /// the one at its `jwks_uri`.
+    /// The key `kid` names among the client's registered keys.
     func key(_ client: Client, _ kid: String, _ algorithm: JWSAlgorithm) throws -> (any JWSVerificationKey)? {
-        if let jwks = client.jwks {
-            return try ProviderKeys.members(Array(jwks.utf8))[kid]?.verificationKey(for: algorithm)
-        }
-        guard let uri = client.jwksURI else { return nil }
-        do { return try remoteKeys.key(jwksURI: uri, kid: kid, algorithm: algorithm) } catch {
+        do { return try keys.key(client, kid: kid, algorithm: algorithm) } catch {
             throw ClientAssertion.refusal("client authentication failed", detail: "keys of \(client.clientID): \(error)")
         }
     }

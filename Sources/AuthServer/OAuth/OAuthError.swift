@@ -20,6 +20,9 @@ public struct OAuthError: Error, Equatable {
         case accountSelectionRequired = "account_selection_required"
         case requestNotSupported = "request_not_supported"
         case requestURINotSupported = "request_uri_not_supported"
+        /// RFC 9101 §6.3 (OIDC Core §3.1.2.6): the request object is not
+        /// signed by the client, not for this issuer, expired or malformed.
+        case invalidRequestObject = "invalid_request_object"
         case serverError = "server_error"
         case temporarilyUnavailable = "temporarily_unavailable"
         /// RFC 8693 §2.2.2: an audience or resource the server will not issue for.
