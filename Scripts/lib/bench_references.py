@@ -7,12 +7,14 @@ import subprocess
 import time
 
 
-def openssl_sign_rate(seconds, processes):
-    """RSA-2048 signatures per second in `processes` processes (openssl speed)."""
+def openssl_sign_rate(seconds, processes, algorithm="rsa2048"):
+    """Signatures per second in `processes` processes (openssl speed):
+    RSA-2048 (RS256) by default, or `ecdsap256` (ES256)."""
     parallel = ["-multi", str(processes)] if processes > 1 else []
-    output = subprocess.run(["openssl", "speed", "-seconds", str(seconds)] + parallel + ["rsa2048"],
+    output = subprocess.run(["openssl", "speed", "-seconds", str(seconds)] + parallel + [algorithm],
                             capture_output=True, text=True, timeout=seconds * 4 + 60).stdout
-    match = re.search(r"rsa 2048 bits\s+[\d.]+s\s+[\d.]+s\s+([\d.]+)\s+[\d.]+", output)
+    pattern = {"rsa2048": r"rsa 2048 bits", "ecdsap256": r"256 bits ecdsa \(nistp256\)"}[algorithm]
+    match = re.search(pattern + r"\s+[\d.]+s\s+[\d.]+s\s+([\d.]+)\s+[\d.]+", output)
     if not match:
         raise RuntimeError("cannot parse openssl speed output:\n" + output)
     return float(match.group(1))

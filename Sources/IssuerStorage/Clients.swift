@@ -51,8 +51,21 @@ public struct Client: Equatable, Sendable {
     /// A security profile the client is held to (`fapi2`: the FAPI 2.0
     /// Security Profile), nil for none.
     public var profile: String?
+    /// OpenID Connect Dynamic Client Registration §2
+    /// `id_token_signed_response_alg`: the algorithm of the client's ID
+    /// tokens and access tokens (`RS256`, `ES256`, `EdDSA`); nil: RS256.
+    public var idTokenAlgorithm: String?
 
     public var isConfidential: Bool { secretHash != nil || authMethod == "private_key_jwt" }
+
+    /// Held to the FAPI 2.0 Security Profile (`--profile fapi2`).
+    public var isFAPI2: Bool { profile == "fapi2" }
+    /// Authorization requests only through PAR: `--require-par`, or FAPI 2.0
+    /// (Security Profile §5.3.2.2: "shall require PAR").
+    public var mustPushRequests: Bool { requirePAR || isFAPI2 }
+    /// Tokens only with a DPoP proof: `--require-dpop`, or FAPI 2.0
+    /// (§5.3.2.1: "shall only issue sender-constrained access tokens").
+    public var mustUseDPoP: Bool { requireDPoP || isFAPI2 }
 
     /// The name pages show: the display name, else the client id.
     public var shownName: String { displayName ?? clientID }
@@ -65,7 +78,8 @@ public struct Client: Equatable, Sendable {
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
                 androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil,
                 registrationID: String = "", backchannelLogoutURI: String? = nil, authMethod: String? = nil, jwks: String? = nil,
-                jwksURI: String? = nil, requireSignedRequestObject: Bool = false, profile: String? = nil) {
+                jwksURI: String? = nil, requireSignedRequestObject: Bool = false, profile: String? = nil,
+                idTokenAlgorithm: String? = nil) {
         self.clientID = clientID
         self.displayName = displayName
         self.registrationID = registrationID
@@ -88,6 +102,7 @@ public struct Client: Equatable, Sendable {
         self.jwksURI = jwksURI
         self.requireSignedRequestObject = requireSignedRequestObject
         self.profile = profile
+        self.idTokenAlgorithm = idTokenAlgorithm
     }
 
     /// Byte equality on the grant type names (they are ASCII tokens).

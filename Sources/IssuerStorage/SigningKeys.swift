@@ -7,9 +7,13 @@ public struct StoredSigningKey: Equatable, Sendable {
     public let createdAt: Int64
     public let activatesAt: Int64
     public let retiredAt: Int64?
+    /// The JWS algorithm it signs with: `RS256`, `ES256` or `EdDSA`. Each
+    /// algorithm rotates on its own (SigningKeys).
+    public let algorithm: String
 
-    public init(kid: String, publicPEM: String, createdAt: Int64, activatesAt: Int64, retiredAt: Int64? = nil) {
+    public init(kid: String, publicPEM: String, createdAt: Int64, activatesAt: Int64, retiredAt: Int64? = nil, algorithm: String = "RS256") {
         self.kid = kid
+        self.algorithm = algorithm
         self.publicPEM = publicPEM
         self.createdAt = createdAt
         self.activatesAt = activatesAt

@@ -124,7 +124,8 @@ final class PostgreSQLClientStore: ClientStore {
     static let columns = """
         client_id, secret_hash, scopes, native_sso_group, grant_types, require_dpop, require_par, access_token_lifetime,
         refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name, registration_id,
-        backchannel_logout_uri, token_endpoint_auth_method, jwks, jwks_uri, require_signed_request_object, profile
+        backchannel_logout_uri, token_endpoint_auth_method, jwks, jwks_uri, require_signed_request_object, profile,
+        id_token_signed_response_alg
         """
 
     func find(clientID: String) throws -> Client? {
@@ -141,7 +142,8 @@ final class PostgreSQLClientStore: ClientStore {
                       androidCertificateFingerprints: StoredList.decode(row.string(11)), displayName: row.optionalString(12),
                       registrationID: row.string(13), backchannelLogoutURI: row.optionalString(14),
                       authMethod: row.optionalString(15), jwks: row.optionalString(16), jwksURI: row.optionalString(17),
-                      requireSignedRequestObject: row.int(18) != 0, profile: row.optionalString(19))
+                      requireSignedRequestObject: row.int(18) != 0, profile: row.optionalString(19),
+                      idTokenAlgorithm: row.optionalString(20))
     }
 
     func list() throws -> [Client] {
@@ -160,15 +162,16 @@ final class PostgreSQLClientStore: ClientStore {
             UPDATE clients SET secret_hash = $1, scopes = $2, native_sso_group = $3, grant_types = $4, require_dpop = $5, require_par = $6,
                 access_token_lifetime = $7, refresh_token_lifetime = $8, ios_app_id = $9, android_package = $10,
                 android_cert_fingerprints = $11, display_name = $12, backchannel_logout_uri = $13, token_endpoint_auth_method = $14,
-                jwks = $15, jwks_uri = $16, require_signed_request_object = $17, profile = $18
-            WHERE client_id = $19
+                jwks = $15, jwks_uri = $16, require_signed_request_object = $17, profile = $18,
+                id_token_signed_response_alg = $19
+            WHERE client_id = $20
             """, [PostgreSQLValue(client.secretHash), .text(StoredList.encode(client.scopes)), PostgreSQLValue(client.nativeSSOGroup),
                   .text(StoredList.encode(client.grantTypes)), PostgreSQLValue(client.requireDPoP), PostgreSQLValue(client.requirePAR),
                   Self.optional(client.accessTokenLifetime), Self.optional(client.refreshTokenLifetime), PostgreSQLValue(client.iosAppID),
                   PostgreSQLValue(client.androidPackage), .text(StoredList.encode(client.androidCertificateFingerprints)),
                   PostgreSQLValue(client.displayName), PostgreSQLValue(client.backchannelLogoutURI), PostgreSQLValue(client.authMethod),
                   PostgreSQLValue(client.jwks), PostgreSQLValue(client.jwksURI), PostgreSQLValue(client.requireSignedRequestObject),
-                  PostgreSQLValue(client.profile), .text(client.clientID)])
+                  PostgreSQLValue(client.profile), PostgreSQLValue(client.idTokenAlgorithm), .text(client.clientID)])
         guard changed == 1 else { return false }
         try connection.execute("DELETE FROM client_redirect_uris WHERE client_id = $1", [.text(client.clientID)])
         for (kind, uris) in [("login", client.redirectURIs), ("post_logout", client.postLogoutRedirectURIs)] {
@@ -267,9 +270,9 @@ final class PostgreSQLSigningKeyStore: SigningKeyStore {
     }
 
     func all() throws -> [StoredSigningKey] {
-        try connection.lookup("SELECT kid, public_pem, created_at, activates_at, retired_at FROM signing_keys ORDER BY activates_at DESC, seq DESC")
+        try connection.lookup("SELECT kid, public_pem, created_at, activates_at, retired_at, alg FROM signing_keys ORDER BY activates_at DESC, seq DESC")
             .map { StoredSigningKey(kid: $0.string(0), publicPEM: $0.string(1), createdAt: $0.int(2), activatesAt: $0.int(3),
-                                    retiredAt: $0.optionalInt(4)) }
+                                    retiredAt: $0.optionalInt(4), algorithm: $0.string(5)) }
     }
 
     func privateKeyPEM(kid: String) throws -> [UInt8]? {
@@ -280,9 +283,9 @@ final class PostgreSQLSigningKeyStore: SigningKeyStore {
 
     func insert(_ key: StoredSigningKey, privateKeyPEM: [UInt8]) throws {
         try connection.execute("""
-            INSERT INTO signing_keys (kid, public_pem, private_sealed, created_at, activates_at) VALUES ($1, $2, $3, $4, $5)
+            INSERT INTO signing_keys (kid, public_pem, private_sealed, created_at, activates_at, alg) VALUES ($1, $2, $3, $4, $5, $6)
             """, [.text(key.kid), .text(key.publicPEM), .bytes(try sealing.seal(privateKeyPEM, kid: key.kid)), .integer(key.createdAt),
-                  .integer(key.activatesAt)])
+                  .integer(key.activatesAt), .text(key.algorithm)])
         try IssuerChanges.announce(connection)
     }
 

@@ -11,7 +11,7 @@ public enum PostgreSQLIssuerSchema {
                                                                     (6, version6), (7, version7), (8, version8), (9, version9),
                                                                     (10, version10), (11, version11), (12, version12),
                                                                     (13, version13), (14, version14), (15, version15),
-                                                                    (16, version16), (17, version17)]
+                                                                    (16, version16), (17, version17), (18, version18)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -442,5 +442,12 @@ public enum PostgreSQLIssuerSchema {
     static let version17 = """
         ALTER TABLE clients ADD COLUMN require_signed_request_object BIGINT NOT NULL DEFAULT 0;
         ALTER TABLE clients ADD COLUMN profile TEXT;
+        """
+
+    /// Signing keys of several algorithms, and a client's (as SQLite's
+    /// migration 25).
+    static let version18 = """
+        ALTER TABLE signing_keys ADD COLUMN alg TEXT NOT NULL DEFAULT 'RS256';
+        ALTER TABLE clients ADD COLUMN id_token_signed_response_alg TEXT;
         """
 }

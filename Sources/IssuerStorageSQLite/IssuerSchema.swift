@@ -32,6 +32,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.backchannelLogout,
         IssuerMigrations.clientKeys,
         IssuerMigrations.clientRequirements,
+        IssuerMigrations.signingAlgorithms,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

@@ -15,9 +15,9 @@ final class SQLiteSigningKeyStore: SigningKeyStore {
     }
 
     func all() throws -> [StoredSigningKey] {
-        try database.query("SELECT kid, public_pem, created_at, activates_at, retired_at FROM signing_keys ORDER BY activates_at DESC, rowid DESC")
+        try database.query("SELECT kid, public_pem, created_at, activates_at, retired_at, alg FROM signing_keys ORDER BY activates_at DESC, rowid DESC")
             .map { StoredSigningKey(kid: $0.string(0), publicPEM: $0.string(1), createdAt: $0.int(2), activatesAt: $0.int(3),
-                                    retiredAt: $0.optionalInt(4)) }
+                                    retiredAt: $0.optionalInt(4), algorithm: $0.string(5)) }
     }
 
     func privateKeyPEM(kid: String) throws -> [UInt8]? {
@@ -31,8 +31,9 @@ final class SQLiteSigningKeyStore: SigningKeyStore {
         guard KeyFileName.isSafe(key.kid) else { throw SQLiteError(code: 1, message: "unsafe kid \(key.kid.debugDescription)") }
         try writePrivateKey(privateKeyPEM, kid: key.kid)
         do {
-            try database.execute("INSERT INTO signing_keys (kid, public_pem, created_at, activates_at) VALUES (?, ?, ?, ?)",
-                                 [.text(key.kid), .text(key.publicPEM), .integer(key.createdAt), .integer(key.activatesAt)])
+            try database.execute("INSERT INTO signing_keys (kid, public_pem, created_at, activates_at, alg) VALUES (?, ?, ?, ?, ?)",
+                                 [.text(key.kid), .text(key.publicPEM), .integer(key.createdAt), .integer(key.activatesAt),
+                                  .text(key.algorithm)])
         } catch {
             unlink(privateKeyPath(key.kid))
             throw error

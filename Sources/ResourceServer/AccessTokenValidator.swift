@@ -1,17 +1,18 @@
 import FoundationEssentials
 import SSOCore
 
-/// Offline validation of an RS256 JWT access token, in a fixed order as in
+/// Offline validation of a JWT access token (RS256, ES256 or EdDSA), in a fixed order as in
 /// jwt-kit: credentials, structure, header (alg, typ, crit), key by kid,
 /// signature, and only then the claims, each check its own function with
 /// the current time passed in. The header and signature steps are SSOCore's
 /// one JWS pipeline (`CompactJWT.verify`); this type is the policy over it:
-/// RS256, `at+jwt`, keys from the issuer's JWKS, then iss, the time
+/// the issuer's algorithms, `at+jwt`, keys from the issuer's JWKS, then iss, the time
 /// window, aud and scope.
 ///
 /// Choices where the RFCs leave room:
-/// - An `alg` other than RS256 (`none`, HS256, ...) is `invalid_signature`:
-///   the token is not signed in the one way this server accepts.
+/// - An `alg` other than RS256, ES256 and EdDSA (`none`, HS256, ...) is
+///   `invalid_signature`: the token is not signed in a way this server
+///   accepts; so is a kid whose key is of another algorithm than `alg`.
 /// - A wrong or missing `typ`, or any `crit` header, is `malformed_token`.
 /// - A missing `kid` is `unknown_signing_key` (no key can be chosen).
 /// - `nbf` or `iat` further in the future than the leeway is `token_expired`
@@ -108,8 +109,9 @@ public struct AccessTokenValidator {
     // set of algorithms and MUST NOT use any other algorithms when performing
     // cryptographic operations." RFC 9068 §4: "The resource server MUST reject
     // any JWT in which the value of "alg" is "none"." The supported set here
-    // is the issuer's one algorithm, RS256 (no HS256 key confusion).
-    static let algorithms: [JWSAlgorithm] = [.rs256]
+    // is the issuer's algorithms, RS256, ES256 and EdDSA (no HS256 key
+    // confusion; each key verifies its own algorithm only, JWK.verificationKey).
+    static let algorithms: [JWSAlgorithm] = [.rs256, .es256, .edDSA]
 
     // RFC 9068 §4: "Resource servers MUST verify that the "typ" header value is
     // "at+jwt" or "application/at+jwt" and reject tokens carrying any other
@@ -142,7 +144,7 @@ public struct AccessTokenValidator {
         case .malformed:
             policy.error(.malformedToken, "the access token is not a well-formed JWT", detail: "\(error)")
         case .unsupportedAlgorithm:
-            policy.error(.invalidSignature, "the access token is not signed with RS256", detail: error.detail)
+            policy.error(.invalidSignature, "the access token is not signed with RS256, ES256 or EdDSA", detail: error.detail)
         case .wrongType:
             policy.error(.malformedToken, "the token is not a JWT access token (typ at+jwt)", detail: error.detail)
         case .criticalHeader:

@@ -15,8 +15,8 @@ public final class JWKSCache {
     private let policy: JWKSCachePolicy
     private let log: (String) -> Void
 
-    private var keys: [String: RSAKey] = [:]
-    /// What the held keys are, as bytes: each usable key's kid, n and e.
+    private var keys: [String: any JWSVerificationKey] = [:]
+    /// What the held keys are, as bytes: each usable key's kid and public members.
     /// A fetch that finds the same leaves the generation (and so every
     /// verified token) and the saved copy as they are.
     private var heldMembers: Set<[UInt8]> = []
@@ -52,7 +52,7 @@ public final class JWKSCache {
     /// The key for `kid`, fetching or refetching as the policy allows; nil
     /// when the kid is unknown. Throws `SigningKeysUnavailableError` only
     /// while no key set could ever be obtained.
-    public func key(for kid: String, now: Int) throws -> RSAKey? {
+    public func key(for kid: String, now: Int) throws -> (any JWSVerificationKey)? {
         var attempted = false
         if isStale(now: now), now >= nextAttemptAt {
             refresh(now: now)
@@ -119,16 +119,17 @@ public final class JWKSCache {
     @discardableResult
     private func adopt(_ keySet: JWKSet, at time: Int) -> Bool {
         heldSince = time
-        var usable: [String: RSAKey] = [:]
+        var usable: [String: any JWSVerificationKey] = [:]
         var members: Set<[UInt8]> = []
         for jwk in keySet.keys {
             // RFC 7517 §4.2: "sig" (signature); RFC 7517 §4.4: "alg" identifies
-            // the algorithm intended for use with the key.
-            guard let kid = jwk.kid, !kid.isEmpty, usable[kid] == nil, jwk.kty == "RSA",
-                  jwk.use == nil || jwk.use == "sig", jwk.alg == nil || jwk.alg == "RS256",
-                  let key = try? jwk.publicKey() else { continue }
+            // the algorithm intended for use with the key: RSA for RS256, P-256
+            // for ES256, Ed25519 for EdDSA (JWK.verificationKey), nothing else.
+            guard let kid = jwk.kid, !kid.isEmpty, usable[kid] == nil, jwk.use == nil || jwk.use == "sig",
+                  let key = jwk.verificationKey() else { continue }
             usable[kid] = key
-            members.insert(Array("\(kid) \(jwk.n) \(jwk.e)".utf8))
+            let parts = [kid, jwk.kty, jwk.crv ?? "", jwk.x ?? "", jwk.y ?? "", jwk.n ?? "", jwk.e ?? ""]
+            members.insert(Array(parts.joined(separator: " ").utf8))
         }
         guard members != heldMembers || generation == 0 else { return false }
         keys = usable

@@ -4,7 +4,7 @@ import SSOCore
 
 /// OIDC Core §3.1.3.7 for the ID token of a code exchange, and §12.2 for the
 /// one of a refresh: a policy over SSOCore's JWS pipeline (`CompactJWT.verify`),
-/// so the order is jwt-kit's: alg, typ, crit, the key by `kid`, the RS256
+/// so the order is jwt-kit's: alg, typ, crit, the key by `kid`, the
 /// signature, and only then the claims, with the current time passed in.
 struct IDTokenValidator {
     let issuer: String
@@ -21,15 +21,17 @@ struct IDTokenValidator {
         case refresh(subject: String?)
     }
 
-    // §3.1.3.7 step 6 / RFC 8725 §3.1: the algorithm is ours to pin (RS256, as discovery says).
-    static let algorithms: [JWSAlgorithm] = [.rs256]
+    // §3.1.3.7 step 6 / RFC 8725 §3.1: the algorithms are ours to pin: the
+    // issuer's (discovery's id_token_signing_alg_values_supported), each key
+    // verifying its own algorithm only (JWK.verificationKey).
+    static let algorithms: [JWSAlgorithm] = [.rs256, .es256, .edDSA]
     // RFC 8725 §3.11: explicit typing keeps one kind of JWT from passing
     // for another: an access token (at+jwt), a logout token
     // (logout+jwt) or a DPoP proof is not an ID token, whose typ is
     // JWT when present (OIDC Core leaves it optional).
     static let types = JWTTypes.ifPresent(["JWT"], allowingApplicationPrefix: false)
 
-    /// SSOCore's JWS pipeline with this client's policy (RS256, typ JWT if
+    /// SSOCore's JWS pipeline with this client's policy (RS256, ES256 or EdDSA, typ JWT if
     /// any, no `crit`, the key by kid from the issuer's JWKS, fetched only
     /// once the header passed), then the claim checks.
     func validate(_ token: String, expecting expectation: Expectation, now: Date = Date()) throws -> IDTokenClaims {
@@ -38,7 +40,7 @@ struct IDTokenValidator {
         let verified: VerifiedJWT
         do {
             verified = try jwt.verify(algorithms: Self.algorithms, types: Self.types) { kid in
-                try fetchKeys().first { $0.kid == kid }.flatMap { try? $0.publicKey() }
+                try fetchKeys().first { $0.kid == kid }?.verificationKey()
             }
         } catch let error as JWTError {
             throw refusal(error, jwt)

@@ -25,6 +25,14 @@ struct ClientCommand: ParsableCommand {
             Authorization requests only as request objects signed with the client's keys (RFC 9101); needs --jwks-file or \
             --jwks-uri.
             """) var requireSignedRequestObject: Bool?
+        @Option(name: .customLong("id-token-alg"), help: """
+            The algorithm of the client's ID, access and logout tokens: RS256 (the default), ES256 or EdDSA (a key of it must \
+            exist: ssoctl keys rotate --alg).
+            """) var idTokenAlgorithm: String?
+        @Option(name: .customLong("profile"), help: """
+            fapi2: hold the client to the FAPI 2.0 Security Profile (PAR, PKCE S256, DPoP-bound tokens, private_key_jwt \
+            with PS256, ES256 or EdDSA, --id-token-alg ES256 or EdDSA); none removes it.
+            """) var profile: String?
 
         /// The JWK Set the file holds, as text.
         func jwks() throws -> String? {
@@ -84,7 +92,8 @@ struct ClientCommand: ParsableCommand {
                     androidPackage: app.androidPackage, androidCertificateFingerprints: app.androidCertificateFingerprints,
                     displayName: displayName, backchannelLogoutURI: backchannelLogoutURI, authMethod: authentication.authMethod,
                     jwks: jwks, jwksURI: authentication.jwksURI,
-                    requireSignedRequestObject: authentication.requireSignedRequestObject ?? false))
+                    requireSignedRequestObject: authentication.requireSignedRequestObject ?? false,
+                    idTokenAlgorithm: authentication.idTokenAlgorithm, profile: authentication.profile))
             }
             AdminAudit.changed("client add", target: client.clientID, client: client.clientID)
             context.refreshAppLinkFiles()
@@ -137,6 +146,8 @@ struct ClientCommand: ParsableCommand {
             changes.jwks = try authentication.jwks()
             changes.jwksURI = authentication.jwksURI
             changes.requireSignedRequestObject = authentication.requireSignedRequestObject
+            changes.idTokenAlgorithm = authentication.idTokenAlgorithm
+            changes.profile = authentication.profile
             changes.displayName = displayName
             changes.addRedirectURIs = addRedirectURIs
             changes.removeRedirectURIs = removeRedirectURIs

@@ -37,6 +37,8 @@ enum ClientListing {
             let keys = client.jwksURI.map { "keys at \($0)" } ?? (client.jwks != nil ? "keys " + client.registeredKeyIDs.joined(separator: " ") : nil)
             fields.append(("authentication", [[client.authenticationMethod, keys].compactMap { $0 }.joined(separator: ", ")]))
         }
+        if let algorithm = client.idTokenAlgorithm { fields.append(("token signing", [algorithm])) }
+        if client.isFAPI2 { fields.append(("profile", ["FAPI 2.0 Security Profile"])) }
         let requirements = [client.requireDPoP ? "DPoP" : nil, client.requirePAR ? "PAR" : nil,
                             client.requireSignedRequestObject ? "signed-request-object" : nil].compactMap { $0 }
         if !requirements.isEmpty { fields.append(("requires", [requirements.joined(separator: " ")])) }

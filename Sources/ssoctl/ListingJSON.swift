@@ -40,9 +40,11 @@ struct SigningKeyJSON: Encodable {
     let createdAt: Int64
     let activatesAt: Int64
     let retiredAt: Int64?
+    let algorithm: String
 
     init(_ key: SigningKeyRecord) {
         kid = key.kid
+        algorithm = key.algorithm.rawValue
         state = key.state.rawValue
         createdAt = key.createdAt
         activatesAt = key.activatesAt
@@ -51,12 +53,13 @@ struct SigningKeyJSON: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case kid, state
-        case createdAt = "created_at", activatesAt = "activates_at", retiredAt = "retired_at"
+        case createdAt = "created_at", activatesAt = "activates_at", retiredAt = "retired_at", algorithm = "alg"
     }
 
     func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kid, forKey: .kid)
+        try container.encode(algorithm, forKey: .algorithm)
         try container.encode(state, forKey: .state)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(activatesAt, forKey: .activatesAt)
@@ -120,6 +123,7 @@ struct ClientJSON: Encodable {
         case backchannelLogoutURI = "backchannel_logout_uri"
         case authMethod = "token_endpoint_auth_method", jwksURI = "jwks_uri", jwksKeyIDs = "jwks_kids"
         case requireSignedRequestObject = "require_signed_request_object"
+        case idTokenAlgorithm = "id_token_signed_response_alg", profile
     }
 
     func encode(to encoder: Encoder) throws {
@@ -144,6 +148,8 @@ struct ClientJSON: Encodable {
         try container.encode(client.jwksURI, forKey: .jwksURI)   // null: none, or keys registered from a file
         try container.encode(client.registeredKeyIDs, forKey: .jwksKeyIDs)   // the kids of --jwks-file's keys, sorted
         try container.encode(client.requireSignedRequestObject, forKey: .requireSignedRequestObject)
+        try container.encode(client.idTokenAlgorithm ?? "RS256", forKey: .idTokenAlgorithm)
+        try container.encode(client.profile, forKey: .profile)   // null: none; "fapi2"
     }
 }
 

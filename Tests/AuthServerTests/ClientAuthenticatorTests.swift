@@ -138,4 +138,32 @@ final class ClientAuthenticatorTests: XCTestCase {
             }
         }
     }
+
+    /// `--profile fapi2`: the registration must be private_key_jwt with
+    /// ES256 or EdDSA tokens; an assertion must use PS256, ES256 or EdDSA
+    /// (§5.4.1) and name the issuer as a string in aud (§5.3.2.1).
+    func testAFAPI2ClientsAssertionsAreHeldToTheProfile() throws {
+        try issuer.keys.rotate(algorithm: .es256)
+        let jwks = String(decoding: try UpstreamFixture.jwks([UpstreamFixture.ecJWK(kid: "k1", key: key)]), as: UTF8.self)
+        var registration = ClientRegistration(clientID: "bank", scopes: ["api:serverA"], grantTypes: ["client_credentials"],
+                                              authMethod: "private_key_jwt", jwks: jwks, profile: "fapi2")
+        XCTAssertThrowsError(try issuer.clients.add(registration), "RS256 tokens are not FAPI 2.0") { error in
+            XCTAssertTrue("\(error)".contains("--id-token-alg"), "\(error)")
+        }
+        registration.idTokenAlgorithm = "ES256"
+        try issuer.clients.add(registration)
+        XCTAssertTrue(try XCTUnwrap(issuer.clients.find(clientID: "bank")).mustUseDPoP, "FAPI 2.0 tokens are sender-constrained")
+        XCTAssertTrue(try XCTUnwrap(issuer.clients.find(clientID: "bank")).mustPushRequests, "and its requests pushed")
+
+        var claims = AssertionClaims(iss: "bank", sub: "bank")
+        XCTAssertEqual(try authenticate(withAssertion(try assertion(claims))).clientID, "bank", "aud: the issuer, as a string")
+        struct ArrayAudience: Encodable { let iss = "bank", sub = "bank", aud: [String], exp: Int64, jti = UUID().uuidString }
+        let array = try JWTSigner.sign(ArrayAudience(aud: [issuer.config.issuer], exp: now + 60),
+                                       header: JWTHeader(alg: "ES256", kid: "k1", typ: "JWT"), key: key)
+        assertRefused(withAssertion(array), "aud as an array")
+        claims.aud = issuer.config.issuer + "/token"
+        assertRefused(withAssertion(try assertion(claims)), "aud the token endpoint")
+        XCTAssertEqual(try authenticate(withAssertion(try assertion(AssertionClaims()))).clientID, "keyed",
+                       "another client keeps the wider rules")
+    }
 }

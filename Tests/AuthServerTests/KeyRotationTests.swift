@@ -82,4 +82,43 @@ final class KeyRotationTests: SignInTestCase {
         try Data("short".utf8).write(to: URL(fileURLWithPath: path + "2"))
         XCTAssertThrowsError(try SecretKeyFile.loadOrCreate(path: path + "2"))
     }
+
+    // MARK: More than one algorithm
+
+    /// Each algorithm has its own active key and rotation; a client's
+    /// tokens are signed with its --id-token-alg, and the JWKS lists all.
+    func testEachAlgorithmRotatesOnItsOwnAndSignsItsClientsTokens() throws {
+        let rs256 = try XCTUnwrap(keys.activeKID())
+        var changes = ClientChanges()
+        changes.idTokenAlgorithm = "ES256"
+        XCTAssertThrowsError(try issuer.clients.update(clientID: "mobile-app-001", changes), "no ES256 key yet") { error in
+            XCTAssertTrue("\(error)".contains("ssoctl keys rotate --alg ES256"), "\(error)")
+        }
+        let es256 = try keys.rotate(activationDelay: 0, algorithm: .es256)
+        let edDSA = try keys.rotate(activationDelay: 0, algorithm: .edDSA)
+        XCTAssertEqual(try keys.activeKID(), rs256, "RS256 stays the default's active key")
+        XCTAssertEqual(try keys.activeKID(algorithm: .es256), es256)
+        XCTAssertEqual(try keys.activeAlgorithms(), [.rs256, .es256, .edDSA])
+        XCTAssertEqual(try jwksKIDs(), [rs256, es256, edDSA], "every active key, RS256's first")
+        XCTAssertEqual(try signingKID(), rs256, "a client without --id-token-alg: RS256")
+
+        try issuer.clients.update(clientID: "mobile-app-001", changes)
+        XCTAssertEqual(try signingKID(), es256)
+        changes.idTokenAlgorithm = "EdDSA"
+        try issuer.clients.update(clientID: "mobile-app-001", changes)
+        XCTAssertEqual(try signingKID(), edDSA)
+
+        // A scheduled ES256 rotation moves ES256 only.
+        let nextES256 = try keys.rotate(activationDelay: 600, algorithm: .es256)
+        clock.advance(600)
+        XCTAssertEqual(try keys.activeKID(algorithm: .es256), nextES256)
+        XCTAssertEqual(try keys.all().first { $0.kid == es256 }?.state, .published)
+        XCTAssertEqual(try keys.activeKID(), rs256)
+        XCTAssertEqual(try keys.activeKID(algorithm: .edDSA), edDSA)
+        XCTAssertThrowsError(try keys.retire(kid: edDSA), "the active EdDSA key cannot be retired")
+        XCTAssertNoThrow(try keys.retire(kid: es256))
+        changes.idTokenAlgorithm = "RS256"
+        try issuer.clients.update(clientID: "mobile-app-001", changes)
+        XCTAssertNil(try issuer.clients.find(clientID: "mobile-app-001")?.idTokenAlgorithm, "RS256 is stored as the default")
+    }
 }

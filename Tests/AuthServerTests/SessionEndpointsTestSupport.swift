@@ -109,7 +109,10 @@ class SessionEndpointsTestCase: SignInTestCase {
     // MARK: Tokens made by hand
 
     /// The issuer's active private key (what TokenIssuer signs with).
-    func activeKey() throws -> (kid: String, key: RSAKey) { try issuer.keys.activeSigningKey() }
+    func activeKey() throws -> (kid: String, key: RSAKey) {
+        let active = try issuer.keys.activeSigningKey()
+        return (active.kid, try XCTUnwrap(active.key.rsaKey))
+    }
 
     /// A JWT signed with `key` (the active key unless given) after the
     /// claims of `base` were edited: tests forge exactly one difference.

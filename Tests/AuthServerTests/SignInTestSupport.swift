@@ -324,8 +324,8 @@ final class SignInHarness {
         let keys = try publishedKeys().keys
         // Either of the issuer's types: the tests check which from the header returned.
         let issuerTypes = JWTTypes.ifPresent(["at+jwt", "JWT"], allowingApplicationPrefix: false)
-        let jwt = try CompactJWT(parsing: token).verify(algorithms: [.rs256], types: issuerTypes) { kid in
-            (try? keys.first { $0.kid == kid }?.publicKey()) ?? nil
+        let jwt = try CompactJWT(parsing: token).verify(algorithms: IssuerSigningKey.algorithms, types: issuerTypes) { kid in
+            keys.first { $0.kid == kid }?.verificationKey()
         }
         // Verified, so its payload may be read, here as untyped JSON.
         let payload = try XCTUnwrap(Base64URL.decode(String(token.split(separator: ".")[1])), file: file, line: line)

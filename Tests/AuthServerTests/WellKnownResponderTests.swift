@@ -27,7 +27,7 @@ final class WellKnownResponderTests: XCTestCase {
         // A token signed with the issuer's active key verifies with the published JWK.
         let signer = try issuer.keys.activeSigningKey()
         XCTAssertEqual(jwk.kid, signer.kid)
-        let token = try JWTSigner.sign(["sub": "alice"], header: JWTHeader(kid: signer.kid, typ: "JWT"), key: signer.key)
+        let token = try JWTSigner.sign(["sub": "alice"], kid: signer.kid, typ: "JWT", key: signer.key)
         let published = try jwk.publicKey()
         XCTAssertNoThrow(try CompactJWT(parsing: token).verify(algorithms: [.rs256], types: .ifPresent(["JWT"], allowingApplicationPrefix: false)) {
             $0 == jwk.kid ? published : nil
@@ -73,7 +73,7 @@ final class WellKnownResponderTests: XCTestCase {
         XCTAssertEqual(document["jwks_uri"] as? String, "https://localhost:8443/.well-known/jwks.json")
         XCTAssertEqual(document["code_challenge_methods_supported"] as? [String], ["S256"])
         XCTAssertEqual(document["response_types_supported"] as? [String], ["code"])
-        XCTAssertEqual(document["id_token_signing_alg_values_supported"] as? [String], ["RS256"])
+        XCTAssertEqual(document["id_token_signing_alg_values_supported"] as? [String], ["RS256", "ES256", "EdDSA"])
         XCTAssertTrue((document["token_endpoint_auth_methods_supported"] as? [String])?.contains("none") ?? false)
         XCTAssertEqual(document["authorization_response_iss_parameter_supported"] as? Bool, true)
         XCTAssertTrue((document["claims_supported"] as? [String])?.contains("roles") ?? false, "access tokens carry roles")

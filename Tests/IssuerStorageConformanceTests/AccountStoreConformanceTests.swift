@@ -119,11 +119,13 @@ final class AccountStoreConformanceTests: ConformanceTestCase {
             let before = try other.changeMarker()
             try backend.storage.write { tx in
                 try tx.signingKeys.insert(StoredSigningKey(kid: "kid-one", publicPEM: "PUB1", createdAt: 1, activatesAt: 10), privateKeyPEM: [1, 2, 3])
-                try tx.signingKeys.insert(StoredSigningKey(kid: "kid-two", publicPEM: "PUB2", createdAt: 2, activatesAt: 10), privateKeyPEM: [4, 5])
+                try tx.signingKeys.insert(StoredSigningKey(kid: "kid-two", publicPEM: "PUB2", createdAt: 2, activatesAt: 10,
+                                                           algorithm: "ES256"), privateKeyPEM: [4, 5])
             }
             XCTAssertTrue(try Self.markerMoves(from: before, other), "\(backend.name): another process sees the change")
             XCTAssertEqual(try other.read.signingKeys.all().map(\.kid), ["kid-two", "kid-one"], "\(backend.name): newest, then insertion order")
             XCTAssertEqual(try other.read.signingKeys.privateKeyPEM(kid: "kid-one"), [1, 2, 3], backend.name)
+            XCTAssertEqual(try other.read.signingKeys.all().map(\.algorithm), ["ES256", "RS256"], "\(backend.name): each key's alg")
             let marker = try other.changeMarker()
             try backend.storage.write { try $0.signingKeys.retire(kid: "kid-one", at: 50) }
             XCTAssertTrue(try Self.markerMoves(from: marker, other), backend.name)

@@ -145,7 +145,7 @@ final class AccessTokenValidatorTests: XCTestCase {
         // a token signed by a stranger that points at its own key still fails.
         var header = TokenFactory.header()
         header["jku"] = "https://attacker.example/jwks.json"
-        header["jwk"] = .object(["kty": "RSA", "n": .string(TestKeys.jwk(TestKeys.stranger, kid: "x").n), "e": "AQAB"])
+        header["jwk"] = .object(["kty": "RSA", "n": .string(TestKeys.jwk(TestKeys.stranger, kid: "x").n ?? ""), "e": "AQAB"])
         XCTAssertEqual(failure(bearer(TokenFactory.token(header: header, key: TestKeys.stranger))), .invalidSignature)
     }
 

@@ -101,7 +101,7 @@ final class JWKSCacheTests: XCTestCase {
         XCTAssertNotNil(try cache.key(for: "good", now: start))
         XCTAssertEqual(cache.keyIDs, ["good"])
         let signature = try TestKeys.issuer.signRS256([1, 2, 3])
-        XCTAssertTrue(try cache.key(for: "good", now: start)?.verifyRS256(signature: signature, message: [1, 2, 3]) ?? false,
+        XCTAssertTrue(try cache.key(for: "good", now: start)?.verify(signature: signature, message: [1, 2, 3]) ?? false,
                       "the first member with a kid wins")
     }
 

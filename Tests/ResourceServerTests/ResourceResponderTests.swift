@@ -175,7 +175,7 @@ final class ResourceResponderTests: XCTestCase {
             ("Bearer " + TokenFactory.token(key: TestKeys.stranger), 401, "invalid_signature",
              "the access token signature does not verify"),
             ("Bearer " + TokenFactory.token(header: TokenFactory.header(alg: "HS256")), 401, "invalid_signature",
-             "the access token is not signed with RS256"),
+             "the access token is not signed with RS256, ES256 or EdDSA"),
             ("Bearer " + TokenFactory.token(header: TokenFactory.header(kid: "gone")), 401, "unknown_signing_key",
              "the access token is signed with a key the issuer does not publish"),
             ("Bearer " + TokenFactory.token(claims: TokenFactory.changing("iss", to: "https://evil.example")), 401, "invalid_issuer",

@@ -6,6 +6,7 @@ import base64
 import json
 import os
 import re
+import secrets
 import select
 import shutil
 import subprocess
@@ -17,12 +18,25 @@ import pytest
 
 from oidc_flow import App
 from stack import ROOT
-from test_resource_servers import active_kid, b64url, claims, issuer_key, mint, sign, stranger_key
+import test_resource_servers
+from test_resource_servers import b64url, claims, issuer_key, sign, stranger_key
 from test_sample_client import browser_sign_in, loopback
 
 SNIPPETS = Path(ROOT, "docs", "resource-servers")
 DOC = Path(ROOT, "docs", "RESOURCE-SERVERS.md")
 LANGUAGES = ["python", "go", "node", "swift"]
+
+
+def active_kid(stack, alg="RS256"):
+    """The kid of the active key of `alg`: once ES256 and EdDSA keys exist,
+    `ssoctl keys list` has an active key of each algorithm."""
+    keys = json.loads(stack.ssoctl("keys", "list", "--json").stdout)
+    return next(key["kid"] for key in keys if key["alg"] == alg and key["state"] == "active")
+
+
+def mint(stack, kid=None, **changes):
+    """test_resource_servers.mint, with the active RS256 key by default."""
+    return test_resource_servers.mint(stack, kid=kid or active_kid(stack), **changes)
 
 
 # --- the doc and the files cannot drift ----------------------------------------
@@ -122,8 +136,12 @@ def payload(token):
     return json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
 
 
+def header_of(token):
+    return json.loads(base64.urlsafe_b64decode(token.split(".")[0] + "=="))
+
+
 def kid_of(token):
-    return json.loads(base64.urlsafe_b64decode(token.split(".")[0] + "=="))["kid"]
+    return header_of(token)["kid"]
 
 
 # --- accepted -------------------------------------------------------------------
@@ -277,6 +295,80 @@ def test_a_token_without_the_required_scope_is_insufficient_scope(verifier, stac
     status, refused, _ = verifier.run(for_api_a["access_token"], scope="api:admin")
     assert (status, refused["status"], refused["error"]) == (1, 403, "insufficient_scope"), refused
     assert refused["www_authenticate"] == f'Bearer realm="{stack.api_a}", error="insufficient_scope", scope="api:admin"'
+
+
+# --- ES256 and EdDSA ---------------------------------------------------------------
+
+MACHINE_SECRET = "snippets-machine-secret-" + secrets.token_hex(8)
+
+
+@pytest.fixture(scope="module")
+def by_algorithm(stack, for_api_a):
+    """An access token for api-a signed with each of the issuer's algorithms:
+    RS256 from alice's sign-in, ES256 and EdDSA from a machine client
+    registered with --id-token-alg (the algorithm's first key made if none is active)."""
+    tokens = {"RS256": for_api_a["access_token"]}
+    keys = json.loads(stack.ssoctl("keys", "list", "--json").stdout)
+    for alg in ("ES256", "EdDSA"):
+        if not any(key["alg"] == alg and key["state"] == "active" for key in keys):
+            rotated = stack.ssoctl("keys", "rotate", "--alg", alg)
+            assert rotated.returncode == 0, rotated.stderr
+        client_id = f"snippets-{alg.lower()}-{secrets.token_hex(3)}"
+        added = stack.ssoctl("client", "add", client_id, "--grant", "client_credentials", "--scope", "api:serverA",
+                             "--id-token-alg", alg, "--secret-stdin", input=MACHINE_SECRET + "\n")
+        assert added.returncode == 0, added.stderr
+        response = stack.session().post(stack.issuer + "/token", data={"grant_type": "client_credentials"},
+                                        auth=(client_id, MACHINE_SECRET))
+        assert response.status_code == 200, response.text
+        tokens[alg] = response.json()["access_token"]
+        assert header_of(tokens[alg])["alg"] == alg and kid_of(tokens[alg]) == active_kid(stack, alg)
+    return tokens
+
+
+def test_es256_and_eddsa_tokens_are_accepted(verifier, stack, http, by_algorithm):
+    for alg in ("ES256", "EdDSA"):
+        token = by_algorithm[alg]
+        assert http.get(stack.api_a + "/api/data", headers={"Authorization": "Bearer " + token}).status_code == 200
+        status, claims_out, log = verifier.run(token)
+        assert status == 0, (alg, claims_out, log)
+        assert claims_out["sub"] == claims_out["client_id"] == payload(token)["sub"]
+
+
+def relabelled(token, alg):
+    """`token` with another alg in its header; kid, claims and signature kept."""
+    head, body, signature = token.split(".")
+    return ".".join([b64url(json.dumps(dict(header_of(token), alg=alg)).encode()), body, signature])
+
+
+def rs256_signature_labelled_eddsa(stack, tokens):
+    """A good RS256 signature by the issuer's RSA key under "alg": "EdDSA":
+    only a verifier that lets the key's type pick the algorithm takes it."""
+    kid = active_kid(stack)
+    return sign({"alg": "EdDSA", "kid": kid, "typ": "at+jwt"}, claims(stack), issuer_key(stack, kid))
+
+
+SIGNATURE_DOES_NOT_VERIFY = (401, "invalid_signature", "the access token signature does not verify")
+ALG_MISMATCHES = {
+    "ES256 relabelled RS256": (lambda stack, tokens: relabelled(tokens["ES256"], "RS256"), SIGNATURE_DOES_NOT_VERIFY),
+    "RS256 relabelled ES256": (lambda stack, tokens: relabelled(tokens["RS256"], "ES256"), SIGNATURE_DOES_NOT_VERIFY),
+    "EdDSA relabelled ES256": (lambda stack, tokens: relabelled(tokens["EdDSA"], "ES256"), SIGNATURE_DOES_NOT_VERIFY),
+    "RS256 signature labelled EdDSA": (rs256_signature_labelled_eddsa, SIGNATURE_DOES_NOT_VERIFY),
+    "ES256 relabelled HS256": (lambda stack, tokens: relabelled(tokens["ES256"], "HS256"),
+                               (401, "invalid_signature", "the access token is not signed with RS256, ES256 or EdDSA")),
+}
+
+
+@pytest.mark.parametrize("case", ALG_MISMATCHES, ids=list(ALG_MISMATCHES))
+def test_an_alg_that_does_not_fit_the_kids_key_is_refused_as_api_a_refuses_it(verifier, stack, http, by_algorithm, case):
+    make, expected = ALG_MISMATCHES[case]
+    token = make(stack, by_algorithm)
+    at_api_a = http.get(stack.api_a + "/api/data", headers={"Authorization": "Bearer " + token})
+    assert (at_api_a.status_code, at_api_a.json()["error"], at_api_a.json()["error_description"]) == expected, at_api_a.text
+    status, refused, _ = verifier.run(token)
+    assert status == 1, refused
+    assert (refused["status"], refused["error"], refused["error_description"]) == expected, refused
+    assert refused["www_authenticate"] == f'Bearer realm="{stack.api_a}", error="invalid_token", ' \
+                                          f'error_description="{expected[2]}"'
 
 
 # --- key rotation -----------------------------------------------------------------

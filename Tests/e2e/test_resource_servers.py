@@ -24,15 +24,10 @@ def b64url(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def active_kid(stack):
-    """The kid of the first `ssoctl keys list` row whose STATE is active."""
-    lines = stack.ssoctl("keys", "list").stdout.splitlines()
-    state = lines[0].split().index("STATE")
-    for line in lines[1:]:
-        columns = line.split()
-        if len(columns) > state and columns[state] == "active":
-            return columns[0]
-    raise AssertionError(f"no active key in {lines}")
+def active_kid(stack, alg="RS256"):
+    """The kid of the active key of `alg` (each algorithm has its own)."""
+    keys = json.loads(stack.ssoctl("keys", "list", "--json").stdout)
+    return next(key["kid"] for key in keys if key["alg"] == alg and key["state"] == "active")
 
 
 def issuer_key(stack, kid):

@@ -38,7 +38,7 @@ def test_discovery_is_complete_and_cacheable(stack, http):
     assert document["jwks_uri"] == stack.issuer + "/.well-known/jwks.json"
     assert document["code_challenge_methods_supported"] == ["S256"]
     assert document["response_types_supported"] == ["code"]
-    assert document["id_token_signing_alg_values_supported"] == ["RS256"]
+    assert document["id_token_signing_alg_values_supported"] == ["RS256", "ES256", "EdDSA"]
     assert "none" in document["token_endpoint_auth_methods_supported"]
     assert document["authorization_response_iss_parameter_supported"] is True
     assert len(response.headers["X-Request-Id"]) == 32
@@ -54,10 +54,15 @@ def test_jwks_lists_the_active_key_with_every_member(stack, http):
     assert response.headers["Cache-Control"] == "public, max-age=60"
     keys = response.json()["keys"]
     assert len(keys) >= 1
+    assert keys[0]["alg"] == "RS256", "the active RS256 key leads"
     for key in keys:
-        assert set(key) == {"kid", "kty", "use", "alg", "n", "e"}
-        assert (key["kty"], key["use"], key["alg"], key["e"]) == ("RSA", "sig", "RS256", "AQAB")
-        assert len(base64.urlsafe_b64decode(key["n"] + "==")) == 256  # RSA-2048
+        if key["kty"] == "RSA":
+            assert set(key) == {"kid", "kty", "use", "alg", "n", "e"}
+            assert (key["kty"], key["use"], key["alg"], key["e"]) == ("RSA", "sig", "RS256", "AQAB")
+            assert len(base64.urlsafe_b64decode(key["n"] + "==")) == 256  # RSA-2048
+        else:  # an ES256 or EdDSA key another test made (ssoctl keys rotate --alg)
+            assert (key["kty"], key["crv"], key["alg"], key["use"]) in (("EC", "P-256", "ES256", "sig"), ("OKP", "Ed25519", "EdDSA", "sig"))
+            assert set(key) == {"kid", "kty", "use", "alg", "crv", "x"} | ({"y"} if key["kty"] == "EC" else set())
     etag = response.headers["ETag"]
     assert http.get(stack.issuer + "/.well-known/jwks.json", headers={"If-None-Match": etag}).status_code == 304
 
@@ -66,7 +71,8 @@ def test_a_token_signed_with_the_issuer_key_verifies_against_the_published_jwks(
     """The private key on disk and the JWKS served through nginx are one key pair,
     checked by another JOSE implementation (joserfc)."""
     keys = http.get(stack.issuer + "/.well-known/jwks.json").json()
-    active = stack.ssoctl("keys", "list").stdout.splitlines()[1].split()[0]
+    active = next(key["kid"] for key in json.loads(stack.ssoctl("keys", "list", "--json").stdout)
+                  if key["alg"] == "RS256" and key["state"] == "active")
     private_key = serialization.load_pem_private_key(database.private_key_pem(stack, active), password=None)
     header = b64url(json.dumps({"alg": "RS256", "kid": active, "typ": "JWT"}).encode())
     payload = b64url(json.dumps({"iss": stack.issuer, "sub": "alice"}).encode())

@@ -38,7 +38,8 @@ extension TokenIssuer {
         let now = clock()
         let claims = LogoutTokenClaims(iss: settings.issuer, sub: subject, aud: clientID, iat: now, exp: now + LogoutTokenClaims.lifetime,
                                        jti: SecureRandom.token(byteCount: 16), events: [LogoutTokenClaims.event: .init()], sid: sid)
-        let (kid, key) = try signingKeys.signingKey()
-        return try JWTSigner.sign(claims, header: JWTHeader(kid: kid, typ: LogoutTokenClaims.type), key: key)
+        // Back-Channel Logout 1.0 §2.4: signed as the client's ID tokens are.
+        let (kid, key) = try signingKey(for: clientID)
+        return try JWTSigner.sign(claims, kid: kid, typ: LogoutTokenClaims.type, key: key)
     }
 }

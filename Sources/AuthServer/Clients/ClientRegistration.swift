@@ -31,14 +31,20 @@ public struct ClientRegistration: Sendable {
     public var jwksURI: String?
     /// RFC 9101 §10.5: authorization requests only as signed request objects.
     public var requireSignedRequestObject: Bool
+    /// The algorithm of the client's tokens (`RS256`, `ES256`, `EdDSA`); nil: RS256.
+    public var idTokenAlgorithm: String?
+    /// `fapi2`: held to the FAPI 2.0 Security Profile; nil: no profile.
+    public var profile: String?
 
     public init(clientID: String, redirectURIs: [String] = [], postLogoutRedirectURIs: [String] = [], scopes: [String] = [],
                 nativeSSOGroup: String? = nil, secret: String? = nil, grantTypes: [String] = [], requireDPoP: Bool = false,
                 requirePAR: Bool = false, accessTokenLifetime: Int? = nil, refreshTokenLifetime: Int? = nil, iosAppID: String? = nil,
                 androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil,
                 backchannelLogoutURI: String? = nil, authMethod: String? = nil, jwks: String? = nil, jwksURI: String? = nil,
-                requireSignedRequestObject: Bool = false) {
+                requireSignedRequestObject: Bool = false, idTokenAlgorithm: String? = nil, profile: String? = nil) {
         self.clientID = clientID
+        self.profile = profile
+        self.idTokenAlgorithm = idTokenAlgorithm
         self.requireSignedRequestObject = requireSignedRequestObject
         self.authMethod = authMethod
         self.jwks = jwks
@@ -91,6 +97,10 @@ public struct ClientChanges: Sendable {
     public var jwks: String?
     public var jwksURI: String?
     public var requireSignedRequestObject: Bool?
+    /// The algorithm of the client's tokens; "RS256" returns to the default.
+    public var idTokenAlgorithm: String?
+    /// The profile; "none" removes it.
+    public var profile: String?
 
     public init() {}
 
@@ -100,6 +110,7 @@ public struct ClientChanges: Sendable {
             && requirePAR == nil && accessTokenLifetime == nil && refreshTokenLifetime == nil && iosAppID == nil && androidPackage == nil
             && androidCertificateFingerprints == nil && displayName == nil && backchannelLogoutURI == nil
             && authMethod == nil && jwks == nil && jwksURI == nil && requireSignedRequestObject == nil
+            && idTokenAlgorithm == nil && profile == nil
     }
 
     /// True when the name is all that changes.

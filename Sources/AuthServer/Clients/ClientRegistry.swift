@@ -50,10 +50,13 @@ public final class ClientRegistry {
             androidCertificateFingerprints: registration.androidCertificateFingerprints.map { $0.uppercased() },
             displayName: registration.displayName, registrationID: SecureRandom.token(byteCount: 16),
             backchannelLogoutURI: registration.backchannelLogoutURI, authMethod: registration.authMethod, jwks: registration.jwks,
-            jwksURI: registration.jwksURI, requireSignedRequestObject: registration.requireSignedRequestObject)
+            jwksURI: registration.jwksURI, requireSignedRequestObject: registration.requireSignedRequestObject,
+            profile: registration.profile.flatMap { $0 == "none" ? nil : $0 },
+            idTokenAlgorithm: registration.idTokenAlgorithm.flatMap { $0 == "RS256" ? nil : $0 })
         try rules.check(client)
         cached.removeAll()
         return try storage.write { tx in
+            try Self.checkSigningKey(for: client, tx)
             guard try tx.clients.find(clientID: client.clientID) == nil else { throw ValidationError("client \(client.clientID) already exists") }
             try tx.clients.insert(client, at: clock())
             guard let stored = try tx.clients.find(clientID: client.clientID) else {
@@ -75,6 +78,7 @@ public final class ClientRegistry {
             guard let stored = try tx.clients.find(clientID: clientID) else { throw ValidationError("no client \(clientID.debugDescription)") }
             let client = try Self.applying(changes, to: stored)
             try rules.check(client)
+            try Self.checkSigningKey(for: client, tx)
             _ = try tx.clients.update(client)
             return client
         }
@@ -173,7 +177,18 @@ public final class ClientRegistry {
         if let value = changes.jwks { (client.jwks, client.jwksURI) = (value, nil) }
         if let value = changes.jwksURI { (client.jwks, client.jwksURI) = (nil, value) }
         if let value = changes.requireSignedRequestObject { client.requireSignedRequestObject = value }
+        if let value = changes.idTokenAlgorithm { client.idTokenAlgorithm = value == "RS256" ? nil : value }
+        if let value = changes.profile { client.profile = value == "none" ? nil : value }
         return client
+    }
+
+    /// A client's tokens are signed with its algorithm's active key: one
+    /// must exist before a client may ask for it (RS256's always does).
+    static func checkSigningKey(for client: Client, _ tx: any IssuerWrites) throws {
+        guard let algorithm = client.idTokenAlgorithm else { return }
+        guard try tx.signingKeys.all().contains(where: { $0.algorithm == algorithm && $0.retiredAt == nil }) else {
+            throw ValidationError("no \(algorithm) signing key yet: run ssoctl keys rotate --alg \(algorithm) first")
+        }
     }
 
     /// Removing a value the list does not hold is a mistake worth naming

@@ -41,6 +41,28 @@ struct ClientRules {
         try AppIdentity.check(iosAppID: client.iosAppID, androidPackage: client.androidPackage,
                               fingerprints: client.androidCertificateFingerprints)
         if let uri = client.backchannelLogoutURI { try Self.checkBackchannelLogoutURI(uri) }
+        if let algorithm = client.idTokenAlgorithm, !IssuerSigningKey.algorithms.map(\.rawValue).contains(algorithm) {
+            throw ValidationError("--id-token-alg is RS256, ES256 or EdDSA: \(algorithm.debugDescription)")
+        }
+        try Self.checkProfile(client)
+    }
+
+    /// `--profile fapi2`: what the FAPI 2.0 Security Profile asks of a
+    /// client's registration; what it asks of each request is enforced
+    /// where the request is handled (Client.isFAPI2).
+    static func checkProfile(_ client: Client) throws {
+        guard let profile = client.profile else { return }
+        guard profile == "fapi2" else { throw ValidationError("--profile is fapi2 or none: \(profile.debugDescription)") }
+        // §5.3.2.1: "shall only support confidential clients" and "shall
+        // authenticate clients using ... private_key_jwt" (mTLS is not offered).
+        guard client.authMethod == "private_key_jwt" else {
+            throw ValidationError("--profile fapi2 needs --auth-method private_key_jwt with the client's keys (FAPI 2.0 §5.3.2.1)")
+        }
+        // §5.4.1: "shall use PS256, ES256 or EdDSA" for signing; the issuer
+        // signs ES256 and EdDSA.
+        guard client.idTokenAlgorithm == "ES256" || client.idTokenAlgorithm == "EdDSA" else {
+            throw ValidationError("--profile fapi2 needs --id-token-alg ES256 or EdDSA (FAPI 2.0 §5.4.1: not RS256)")
+        }
     }
 
     /// The methods of discovery's `token_endpoint_auth_methods_supported`

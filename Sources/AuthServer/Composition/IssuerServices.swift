@@ -45,7 +45,10 @@ public final class IssuerServices {
     public private(set) lazy var loginThrottle = LoginThrottle(storage: storage, clock: clock)
     public private(set) lazy var passkeys = PasskeyCeremonies(storage: storage, users: users, issuer: settings.issuer,
                                                                           displayName: settings.brandName, clock: clock)
-    public private(set) lazy var tokenIssuer = TokenIssuer(settings: settings, signingKeys: activeSigningKey, clock: clock)
+    public private(set) lazy var tokenIssuer = TokenIssuer(settings: settings, signingKeys: activeSigningKey, clock: clock,
+                                                           algorithm: { [clients] clientID in
+        try clients.find(clientID: clientID).flatMap { $0.idTokenAlgorithm.flatMap(JWSAlgorithm.init(rawValue:)) } ?? .rs256
+    })
     public private(set) lazy var idTokenHints = IDTokenHintVerifier(issuer: settings.issuer, keys: publishedKeys)
     public private(set) lazy var accessTokens = IssuerAccessTokenVerifier(issuer: settings.issuer, storage: storage, keys: publishedKeys,
                                                                            clients: clients, clock: clock)

@@ -76,7 +76,9 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         response_modes_supported = ["query"]
         grant_types_supported = ["authorization_code", "refresh_token", "client_credentials", TokenExchangeRequest.grantType]
         subject_types_supported = ["public"]
-        id_token_signing_alg_values_supported = ["RS256"]
+        // Each client's tokens are signed with its --id-token-alg (RS256 by
+        // default), whose key the JWKS publishes.
+        id_token_signing_alg_values_supported = IssuerSigningKey.algorithms.map(\.rawValue)
         // RFC 9700 §2.1.1: S256 only; "plain" is refused.
         code_challenge_methods_supported = ["S256"]
         token_endpoint_auth_methods_supported = ClientRules.authMethods

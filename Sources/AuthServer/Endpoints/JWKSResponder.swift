@@ -60,7 +60,9 @@ final class PublishedJWKS {
         builtAt = now
         let kids = records.map(\.kid)
         if kids != cachedKIDs || cachedVersion == nil {
-            let set = JWKSet(keys: try records.map { try JWK(kid: $0.kid, key: RSAKey.publicKey(pem: Array($0.publicPEM.utf8))) })
+            let set = JWKSet(keys: try records.map {
+                try IssuerPublicKey.jwk(pem: Array($0.publicPEM.utf8), algorithm: $0.algorithm, kid: $0.kid)
+            })
             var response = try Response.json(set, headers: [("Cache-Control", "public, max-age=60")])
             response.setHeader("ETag", "\"" + Base64URL.encode(SHA256.hash(response.body).prefix(16)) + "\"")
             cachedResponse = response

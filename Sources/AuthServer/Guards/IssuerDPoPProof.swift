@@ -28,7 +28,7 @@ public struct IssuerDPoPProof: EndpointGuard {
 
     public func check(_ exchange: inout EndpointExchange) throws {
         let client = try exchange.client()
-        let required = requirement == .whenClientRequires && client.requireDPoP
+        let required = requirement == .whenClientRequires && client.mustUseDPoP
         exchange.dpopProof = try dpop.authorizationServerProof(exchange.request, path: path, required: required, clientID: client.clientID)
         exchange.dpopChecked = true
     }

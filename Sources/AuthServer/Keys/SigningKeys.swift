@@ -19,6 +19,8 @@ public struct SigningKeyRecord: Equatable, Sendable {
     }
     public let kid: String
     public let state: State
+    /// RS256, ES256 or EdDSA: each algorithm's keys rotate on their own.
+    public let algorithm: JWSAlgorithm
     public let publicPEM: String
     public let createdAt: Int64
     public let activatesAt: Int64
@@ -29,7 +31,10 @@ public struct KeyStoreError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// The issuer's RS256 signing keys: states, rotation, retirement.
+/// The issuer's signing keys: states, rotation, retirement, for each of
+/// the algorithms it signs with (RS256, ES256, EdDSA), each with its own
+/// active key and its own phased rotation. RS256 is what every client gets
+/// unless registered with another `--id-token-alg`.
 ///
 /// Rotation publishes a key before it signs: `rotate(activationDelay:)`
 /// adds it to the JWKS at once and it becomes the signing key when
@@ -55,15 +60,24 @@ public final class SigningKeys {
         records(try storage.read.signingKeys.all(), now: clock())
     }
 
-    /// The keys the JWKS publishes: the active one first, then the next and
-    /// the superseded ones whose tokens may still be alive.
+    /// The keys the JWKS publishes: the active ones first (RS256's leading),
+    /// then the next and the superseded ones whose tokens may still be alive.
     public func publishedKeys() throws -> [SigningKeyRecord] {
         let order: [SigningKeyRecord.State: Int] = [.active: 0, .next: 1, .published: 2]
-        return try all().filter { order[$0.state] != nil }.sorted { order[$0.state]! < order[$1.state]! }
+        func rank(_ record: SigningKeyRecord) -> (Int, Int) {
+            (order[record.state]!, IssuerSigningKey.algorithms.firstIndex(of: record.algorithm) ?? 0)
+        }
+        return try all().filter { order[$0.state] != nil }.sorted { rank($0) < rank($1) }
     }
 
-    public func activeKID() throws -> String? {
-        try all().first { $0.state == .active }?.kid
+    public func activeKID(algorithm: JWSAlgorithm = .rs256) throws -> String? {
+        try all().first { $0.state == .active && $0.algorithm == algorithm }?.kid
+    }
+
+    /// The algorithms that have an active key now.
+    public func activeAlgorithms() throws -> [JWSAlgorithm] {
+        let active = Set(try all().filter { $0.state == .active }.map(\.algorithm))
+        return IssuerSigningKey.algorithms.filter(active.contains)
     }
 
     /// When the signing key will next change by itself (a pending key's
@@ -72,13 +86,16 @@ public final class SigningKeys {
         try all().filter { $0.state == .next }.map(\.activatesAt).min()
     }
 
-    /// The active private key.
-    public func activeSigningKey() throws -> (kid: String, key: RSAKey) {
-        guard let kid = try activeKID() else { throw KeyStoreError(description: "no active signing key; run ssoctl keys rotate") }
+    /// The active private key of `algorithm`.
+    public func activeSigningKey(algorithm: JWSAlgorithm = .rs256) throws -> (kid: String, key: IssuerSigningKey) {
+        guard let kid = try activeKID(algorithm: algorithm) else {
+            let option = algorithm == .rs256 ? "" : " --alg \(algorithm.rawValue)"
+            throw KeyStoreError(description: "no active \(algorithm.rawValue) signing key; run ssoctl keys rotate\(option)")
+        }
         guard let pem = try storage.read.signingKeys.privateKeyPEM(kid: kid) else {
             throw KeyStoreError(description: "the private key of \(kid) is missing")
         }
-        return (kid, try RSAKey.privateKey(pem: pem))
+        return (kid, try IssuerSigningKey.load(pem: pem, algorithm: algorithm))
     }
 
     /// The shortest wait between publishing a key and signing with it, even
@@ -91,15 +108,16 @@ public final class SigningKeys {
     /// no-cache` gets nginx's copy, and must find the key there.
     public static let minimumActivationDelay = 4
 
-    /// Adds a new key, published at once, signing after `activationDelay`
-    /// seconds (0: at once, only for a first key, which nothing has seen).
+    /// Adds a new key of `algorithm`, published at once, signing after
+    /// `activationDelay` seconds (0: at once, only for a first key of its
+    /// algorithm, which nothing has seen).
     @discardableResult
-    public func rotate(activationDelay: Int = 0) throws -> String {
-        let key = try RSAKey.generate(bits: 2048)
-        let kid = try JWK.thumbprint(of: key)
+    public func rotate(activationDelay: Int = 0, algorithm: JWSAlgorithm = .rs256) throws -> String {
+        let key = try IssuerSigningKey.generate(algorithm)
+        let kid = try key.thumbprint()
         let now = clock()
         let stored = StoredSigningKey(kid: kid, publicPEM: String(decoding: try key.publicKeyPEM(), as: UTF8.self), createdAt: now,
-                                      activatesAt: now + Int64(max(0, activationDelay)))
+                                      activatesAt: now + Int64(max(0, activationDelay)), algorithm: algorithm.rawValue)
         let privatePEM = try key.privateKeyPEM()
         try storage.write { try $0.signingKeys.insert(stored, privateKeyPEM: privatePEM) }
         return kid
@@ -126,24 +144,27 @@ public final class SigningKeys {
         return counts
     }
 
-    /// States from times: keys come newest activation first, so the first
-    /// activated, unretired one is the active key and each later one was
-    /// superseded when the key before it in the list activated.
+    /// States from times, for each algorithm apart: keys come newest
+    /// activation first, so the first activated, unretired one of an
+    /// algorithm is its active key and each later one was superseded when
+    /// the key before it in the list activated. A row of an algorithm the
+    /// issuer does not sign with is left out.
     func records(_ keys: [StoredSigningKey], now: Int64) -> [SigningKeyRecord] {
-        var supersededAt: Int64?
-        return keys.map { key in
+        var supersededAt: [JWSAlgorithm: Int64] = [:]
+        return keys.compactMap { key in
+            guard let algorithm = JWSAlgorithm(rawValue: key.algorithm), IssuerSigningKey.algorithms.contains(algorithm) else { return nil }
             let state: SigningKeyRecord.State
             if key.retiredAt != nil {
                 state = .retired
             } else if key.activatesAt > now {
                 state = .next
-            } else if let superseded = supersededAt {
+            } else if let superseded = supersededAt[algorithm] {
                 state = now - superseded > tokenLifetime ? .expired : .published
             } else {
                 state = .active
             }
-            if key.retiredAt == nil, key.activatesAt <= now { supersededAt = key.activatesAt }
-            return SigningKeyRecord(kid: key.kid, state: state, publicPEM: key.publicPEM, createdAt: key.createdAt,
+            if key.retiredAt == nil, key.activatesAt <= now { supersededAt[algorithm] = key.activatesAt }
+            return SigningKeyRecord(kid: key.kid, state: state, algorithm: algorithm, publicPEM: key.publicPEM, createdAt: key.createdAt,
                                     activatesAt: key.activatesAt, retiredAt: key.retiredAt)
         }
     }

@@ -8,13 +8,19 @@ import SSOCore
 /// must also be readable by its owner only (0600).
 struct ActivePrivateKeyCheck: DoctorCheck {
     func findings(_ context: DoctorContext) -> [DoctorFinding] {
-        guard let keys = context.keys, let kid = try? keys.activeKID() else { return [] }
-        return [Self.finding(kid: kid, keys: keys, config: context.config, check: "keys.private-key")]
+        guard let keys = context.keys, let algorithms = try? keys.activeAlgorithms() else { return [] }
+        // Each algorithm's active key signs someone's tokens.
+        return algorithms.compactMap { algorithm in
+            (try? keys.activeKID(algorithm: algorithm)).flatMap { $0 }.map {
+                Self.finding(kid: $0, keys: keys, config: context.config, check: "keys.private-key", algorithm: algorithm)
+            }
+        }
     }
 
     /// With PostgreSQL the private half is sealed in the database (every
     /// node reads it there); with SQLite it is a file beside the database.
-    static func finding(kid: String, keys: SigningKeys, config: GatehouseConfig, check: String) -> DoctorFinding {
+    static func finding(kid: String, keys: SigningKeys, config: GatehouseConfig, check: String,
+                        algorithm: JWSAlgorithm = .rs256) -> DoctorFinding {
         let path = config.keysDirectory + "/" + kid + ".pem"
         let sealed = config.databaseURL != nil
         let mode = sealed ? nil : FileStatus(path: path)
@@ -27,12 +33,17 @@ struct ActivePrivateKeyCheck: DoctorCheck {
             guard let pem = try keys.storage.read.signingKeys.privateKeyPEM(kid: kid) else {
                 return DoctorFinding(.fail, check, "\(sealed ? "the sealed key" : path) is missing: \(kid) cannot sign")
             }
-            let key = try RSAKey.privateKey(pem: pem)
-            let thumbprint = try JWK.thumbprint(of: key)
+            let key = try IssuerSigningKey.load(pem: pem, algorithm: algorithm)
+            let thumbprint = try key.thumbprint()
             guard thumbprint == kid else {
                 return DoctorFinding(.fail, check, "\(place) holds another key (thumbprint \(thumbprint)), not \(kid)")
             }
-            return DoctorFinding(.ok, check, "\(place), RSA-\(key.bits), matches its kid")
+            let kind = switch key {
+            case .rs256(let rsa): "RSA-\(rsa.bits)"
+            case .es256: "ES256 (P-256)"
+            case .edDSA: "EdDSA (Ed25519)"
+            }
+            return DoctorFinding(.ok, check, "\(place), \(kind), matches its kid")
         } catch {
             return DoctorFinding(.fail, check, "\(place) does not load: \(error)")
         }

@@ -14,7 +14,8 @@ struct NextSigningKeyCheck: DoctorCheck {
             }
             return [DoctorFinding(.ok, "keys.next", "none pre-published (ssoctl keys rotate publishes one ahead of its use)")]
         }
-        let file = ActivePrivateKeyCheck.finding(kid: next.kid, keys: keys, config: context.config, check: "keys.next")
+        let file = ActivePrivateKeyCheck.finding(kid: next.kid, keys: keys, config: context.config, check: "keys.next",
+                                                 algorithm: next.algorithm)
         guard file.status == .ok else { return [file] }
         return [DoctorFinding(.ok, "keys.next", "\(next.kid) published, signs from \(DoctorTime.format(next.activatesAt))")]
     }

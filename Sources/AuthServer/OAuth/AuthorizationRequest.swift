@@ -253,9 +253,10 @@ public struct AuthorizationRequestValidator {
     /// `require_pushed_authorization_requests`); globally:
     /// `GATEHOUSE_REQUIRE_PAR` (§5 server metadata of the same name).
     func checkPushedRequestRequirement(_ client: Client, source: AuthorizationRequestSource) throws {
-        guard source == .direct, client.requirePAR || requirePushedRequests else { return }
+        guard source == .direct, client.mustPushRequests || requirePushedRequests else { return }
         throw OAuthError.invalidRequest("this client must push its authorization request first (PAR, RFC 9126)",
-                                        detail: client.requirePAR ? "client \(client.clientID) requires PAR"
+                                        detail: client.isFAPI2 ? "client \(client.clientID) is held to FAPI 2.0, which requires PAR"
+                                            : client.requirePAR ? "client \(client.clientID) requires PAR"
                                             : "GATEHOUSE_REQUIRE_PAR: every client must push")
     }
 

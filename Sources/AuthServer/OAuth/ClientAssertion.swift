@@ -12,6 +12,9 @@ struct ClientAssertion {
     /// client libraries that default to it. Never `none` or an HMAC
     /// (RFC 8725 §3.1: a client secret is not a key here).
     static let algorithms: [JWSAlgorithm] = [.es256, .ps256, .edDSA, .rs256]
+    /// FAPI 2.0 Security Profile §5.4.1: "shall use PS256, ES256 or EdDSA
+    /// (using the Ed25519 variant)" for a client held to it.
+    static let fapi2Algorithms: [JWSAlgorithm] = [.es256, .ps256, .edDSA]
     /// "exp within 5 minutes": an assertion that lives longer is refused,
     /// so a captured one is worth little and its `jti` is kept briefly.
     static let maximumLifetime: Int64 = 300
@@ -59,7 +62,8 @@ struct ClientAssertion {
         let algorithm = JWSAlgorithm(rawValue: jwt.header.alg)
         let verified: VerifiedJWT
         do {
-            verified = try jwt.verify(algorithms: Self.algorithms, types: .ifPresent(["JWT"], allowingApplicationPrefix: true)) { kid in
+            let algorithms = client.isFAPI2 ? Self.fapi2Algorithms : Self.algorithms
+            verified = try jwt.verify(algorithms: algorithms, types: .ifPresent(["JWT"], allowingApplicationPrefix: true)) { kid in
                 guard let algorithm else { return nil }
                 return try keys(client, kid, algorithm)
             }
@@ -78,6 +82,13 @@ struct ClientAssertion {
         let accepted = [issuer, issuer + "/token", endpoint]
         guard let audience = claims.aud, audience.values.contains(where: { value in accepted.contains { $0.bytesEqual(value) } }) else {
             throw Self.refusal("client authentication failed", detail: "client_assertion aud names neither the issuer nor this endpoint")
+        }
+        // FAPI 2.0 §5.3.2.1: "shall only accept its issuer identifier value
+        // (as defined in [RFC8414]) as a string in the aud claim received in
+        // client authentication assertions".
+        if client.isFAPI2, !(audience.isSingleString && audience.values.first?.bytesEqual(issuer) == true) {
+            throw Self.refusal("client authentication failed", detail: "client_assertion aud of FAPI 2.0 client \(client.clientID) "
+                               + "must be the issuer identifier as a string")
         }
         // "4. The JWT MUST contain an "exp" (expiration time) claim that limits
         // the time window during which the JWT can be used."

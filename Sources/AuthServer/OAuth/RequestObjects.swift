@@ -74,7 +74,9 @@ public struct RequestObjects {
         }
         let algorithm = JWSAlgorithm(rawValue: jwt.header.alg)
         do {
-            let verified = try jwt.verify(algorithms: Self.algorithms, types: Self.types) { kid in
+            // FAPI 2.0 §5.4.1: PS256, ES256 or EdDSA for a client held to it.
+            let algorithms = client.isFAPI2 ? ClientAssertion.fapi2Algorithms : Self.algorithms
+            let verified = try jwt.verify(algorithms: algorithms, types: Self.types) { kid in
                 guard let algorithm else { return nil }
                 return try keys.key(client, kid: kid, algorithm: algorithm)
             }

@@ -3,7 +3,7 @@ import IssuerStorage
 import SSOCore
 
 /// The issuer's policy over SSOCore's JWS pipeline (`CompactJWT.verify`)
-/// for a JWT it signed itself and now sees again: RS256, the caller's
+/// for a JWT it signed itself and now sees again: its algorithms, the caller's
 /// `typ`, keys from those it publishes. The pipeline refuses in jwt-kit's
 /// fixed order (alg, typ, crit, key by kid, signature); this maps each
 /// refusal to a `TokenRejection`. The claims are the caller's to check.
@@ -14,8 +14,9 @@ public struct IssuerSignedJWT {
 
     // RFC 8725 §3.1: "Libraries MUST enable the caller to specify a supported
     // set of algorithms and MUST NOT use any other algorithms". The issuer
-    // signs with RS256 only, so `none` and HS256 (key confusion) never pass.
-    static let algorithms: [JWSAlgorithm] = [.rs256]
+    // signs with RS256, ES256 and EdDSA, each key with its own algorithm
+    // only, so `none` and HS256 (key confusion) never pass.
+    static let algorithms = IssuerSigningKey.algorithms
 
     /// `acceptingExpiredKeys`: see PublishedSigningKeyCache.key(kid:acceptingExpired:).
     public func verify(_ token: String, types: JWTTypes, acceptingExpiredKeys: Bool = false) throws -> VerifiedJWT {

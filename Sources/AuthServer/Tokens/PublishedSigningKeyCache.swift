@@ -19,14 +19,14 @@ public final class PublishedSigningKeyCache {
     let store: SigningKeys
     private var version: Int64?
     private var loadedAt: Int64 = .min
-    private var entries: [String: (key: RSAKey, state: SigningKeyRecord.State)] = [:]
+    private var entries: [String: (key: any JWSVerificationKey, state: SigningKeyRecord.State)] = [:]
 
     public init(store: SigningKeys) { self.store = store }
 
     /// The key for `kid` if it is published now; with `acceptingExpired`,
     /// also if it was superseded long enough ago that it left the JWKS
     /// (never when it was retired: a withdrawn key proves nothing).
-    public func key(kid: String, acceptingExpired: Bool = false) throws -> RSAKey? {
+    public func key(kid: String, acceptingExpired: Bool = false) throws -> (any JWSVerificationKey)? {
         let currentVersion = try store.storage.changeMarker()
         let now = store.clock()
         if currentVersion != version || now - loadedAt >= Self.recheckInterval || now < loadedAt {
@@ -43,11 +43,11 @@ public final class PublishedSigningKeyCache {
     }
 
     private func reload(now: Int64) throws {
-        var fresh: [String: (key: RSAKey, state: SigningKeyRecord.State)] = [:]
+        var fresh: [String: (key: any JWSVerificationKey, state: SigningKeyRecord.State)] = [:]
         for record in try store.all() where record.state != .retired {
             if let cached = entries[record.kid] {
                 fresh[record.kid] = (cached.key, record.state)
-            } else if let key = try? RSAKey.publicKey(pem: Array(record.publicPEM.utf8)) {
+            } else if let key = try? IssuerPublicKey.verificationKey(pem: Array(record.publicPEM.utf8), algorithm: record.algorithm) {
                 // A row whose PEM does not load verifies nothing; the others still work.
                 fresh[record.kid] = (key, record.state)
             }

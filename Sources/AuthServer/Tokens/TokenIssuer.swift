@@ -97,12 +97,23 @@ public struct TokenGrant: Sendable {
 public final class TokenIssuer {
     let settings: IssuerSettings
     let signingKeys: ActiveSigningKeyCache
+    /// The algorithm a client's tokens are signed with: its
+    /// `--id-token-alg` (OIDC Dynamic Client Registration §2
+    /// `id_token_signed_response_alg`), RS256 by default.
+    let algorithm: (String) throws -> JWSAlgorithm
     let clock: Clock
 
-    public init(settings: IssuerSettings, signingKeys: ActiveSigningKeyCache, clock: @escaping Clock = systemClock) {
+    public init(settings: IssuerSettings, signingKeys: ActiveSigningKeyCache, clock: @escaping Clock = systemClock,
+                algorithm: @escaping (String) throws -> JWSAlgorithm = { _ in .rs256 }) {
         self.settings = settings
         self.signingKeys = signingKeys
+        self.algorithm = algorithm
         self.clock = clock
+    }
+
+    /// The active key of the algorithm `clientID`'s tokens are signed with.
+    func signingKey(for clientID: String) throws -> (kid: String, key: IssuerSigningKey) {
+        try signingKeys.signingKey(algorithm: algorithm(clientID))
     }
 
     public func accessTokenClaims(_ grant: TokenGrant) -> AccessTokenClaims {
@@ -127,8 +138,8 @@ public final class TokenIssuer {
             auth_time: nil, email: nil, roles: nil)
         claims.cnf = confirmationJKT.map(Confirmation.init)
         claims.client_registration = registration
-        let (kid, key) = try signingKeys.signingKey()
-        return try JWTSigner.sign(claims, header: JWTHeader(kid: kid, typ: "at+jwt"), key: key)
+        let (kid, key) = try signingKey(for: clientID)
+        return try JWTSigner.sign(claims, kid: kid, typ: "at+jwt", key: key)
     }
 
     public func idTokenClaims(_ grant: TokenGrant) -> IDTokenClaims {
@@ -153,10 +164,9 @@ public final class TokenIssuer {
 
     /// RFC 9068 §2.1: access tokens carry `typ: at+jwt`; ID tokens `JWT`.
     public func sign(_ grant: TokenGrant) throws -> (accessToken: String, idToken: String?) {
-        let (kid, key) = try signingKeys.signingKey()
-        let accessToken = try JWTSigner.sign(accessTokenClaims(grant), header: JWTHeader(kid: kid, typ: "at+jwt"), key: key)
-        let idToken = grant.scope.contains("openid")
-            ? try JWTSigner.sign(idTokenClaims(grant), header: JWTHeader(kid: kid, typ: "JWT"), key: key) : nil
+        let (kid, key) = try signingKey(for: grant.clientID)
+        let accessToken = try JWTSigner.sign(accessTokenClaims(grant), kid: kid, typ: "at+jwt", key: key)
+        let idToken = grant.scope.contains("openid") ? try JWTSigner.sign(idTokenClaims(grant), kid: kid, typ: "JWT", key: key) : nil
         return (accessToken, idToken)
     }
 }

@@ -116,6 +116,8 @@ public final class ES256PrivateKey {
         return bio.readAll()
     }
 
+    public func publicKeyPEM() throws -> [UInt8] { try writePublicKeyPEM(pkey) }
+
     /// The public JWK (RFC 7518 §6.2.1), coordinates padded to 32 bytes.
     public func publicJWK() throws -> ProofJWK {
         func coordinate(_ name: String) throws -> [UInt8] {

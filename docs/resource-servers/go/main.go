@@ -13,6 +13,9 @@ package main
 
 import (
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/tls"
@@ -83,8 +86,23 @@ type jwk struct {
 	Kid string `json:"kid"`
 	Use string `json:"use,omitempty"`
 	Alg string `json:"alg,omitempty"`
-	N   string `json:"n"`
-	E   string `json:"e"`
+	Crv string `json:"crv,omitempty"`
+	X   string `json:"x,omitempty"` // EC and OKP
+	Y   string `json:"y,omitempty"` // EC
+	N   string `json:"n,omitempty"` // RSA
+	E   string `json:"e,omitempty"` // RSA
+}
+
+// algorithms are the issuer's, each with the one kind of key (kty, crv) that
+// signs with it: RFC 7518 §3.3 RS256 with RSA, §3.4 ES256 with P-256, RFC 8037
+// §3.1 EdDSA with Ed25519.
+var algorithms = map[[2]string]string{{"RSA", ""}: "RS256", {"EC", "P-256"}: "ES256", {"OKP", "Ed25519"}: "EdDSA"}
+
+// verificationKey is a published key and the one algorithm it verifies:
+// *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey.
+type verificationKey struct {
+	Alg string
+	Key crypto.PublicKey
 }
 
 type keySetState struct {
@@ -128,8 +146,8 @@ func NewKeySet(issuer, caFile, path string) (*KeySet, error) {
 	return keys, nil
 }
 
-// Key returns the RS256 key for kid, or nil when the issuer does not publish it.
-func (k *KeySet) Key(kid string, now int64) (*rsa.PublicKey, error) {
+// Key returns the key for kid, or nil when the issuer does not publish it.
+func (k *KeySet) Key(kid string, now int64) (*verificationKey, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.state.FetchedAt == 0 || now-k.state.FetchedAt >= maximumAge {
@@ -155,19 +173,47 @@ func (k *KeySet) Key(kid string, now int64) (*rsa.PublicKey, error) {
 	return k.find(kid), nil
 }
 
-func (k *KeySet) find(kid string) *rsa.PublicKey {
+func (k *KeySet) find(kid string) *verificationKey {
 	for _, key := range k.state.Keys {
 		// RFC 9068 §4: "The resource server MUST use the keys provided by the
-		// authorization server." Only RSA signing keys for RS256 qualify.
-		if key.Kid != kid || key.Kty != "RSA" || (key.Use != "" && key.Use != "sig") || (key.Alg != "" && key.Alg != "RS256") {
+		// authorization server." Only signing keys of the issuer's algorithms
+		// qualify, and an "alg" member (RFC 7517 §4.4) must fit the key.
+		alg := algorithms[[2]string{key.Kty, key.Crv}]
+		if key.Kid != kid || alg == "" || (key.Use != "" && key.Use != "sig") || (key.Alg != "" && key.Alg != alg) {
 			continue
 		}
+		if public := publicKey(key); public != nil {
+			return &verificationKey{alg, public}
+		}
+	}
+	return nil
+}
+
+// publicKey decodes a JWK's members (RFC 7518 §6.3.1 RSA, §6.2.1 EC, RFC 8037
+// §2 OKP), or returns nil when they do not make a valid key.
+func publicKey(key jwk) crypto.PublicKey {
+	x, errX := base64.RawURLEncoding.DecodeString(key.X)
+	switch key.Kty {
+	case "RSA":
 		n, errN := base64.RawURLEncoding.DecodeString(key.N)
 		e, errE := base64.RawURLEncoding.DecodeString(key.E)
 		if errN != nil || errE != nil || len(e) == 0 || len(e) > 4 {
-			continue
+			return nil
 		}
 		return &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
+	case "EC":
+		// RFC 7518 §6.2.1.2: x and y are "the full size of a coordinate".
+		y, errY := base64.RawURLEncoding.DecodeString(key.Y)
+		public := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
+		if errX != nil || errY != nil || len(x) != 32 || len(y) != 32 || !public.Curve.IsOnCurve(public.X, public.Y) {
+			return nil
+		}
+		return public
+	case "OKP":
+		if errX != nil || len(x) != ed25519.PublicKeySize {
+			return nil
+		}
+		return ed25519.PublicKey(x)
 	}
 	return nil
 }
@@ -338,8 +384,8 @@ func checkAlgorithm(h header) error {
 	// RFC 8725 §3.1: "Libraries MUST enable the caller to specify a supported
 	// set of algorithms and MUST NOT use any other algorithms". RFC 9068 §4:
 	// "The resource server MUST reject any JWT in which the value of "alg" is "none"."
-	if h.Alg != "RS256" {
-		return refuse("invalid_signature", "the access token is not signed with RS256")
+	if h.Alg != "RS256" && h.Alg != "ES256" && h.Alg != "EdDSA" {
+		return refuse("invalid_signature", "the access token is not signed with RS256, ES256 or EdDSA")
 	}
 	return nil
 }
@@ -362,7 +408,7 @@ func checkCritical(h header) error {
 	return nil
 }
 
-func signingKey(h header, keys *KeySet, now int64) (*rsa.PublicKey, error) {
+func signingKey(h header, keys *KeySet, now int64) (*verificationKey, error) {
 	// RFC 7515 §4.1.4: "The "kid" (key ID) Header Parameter is a hint
 	// indicating which key was used to secure the JWS."
 	if h.Kid == nil {
@@ -375,15 +421,34 @@ func signingKey(h header, keys *KeySet, now int64) (*rsa.PublicKey, error) {
 	if key == nil {
 		return nil, refuse("unknown_signing_key", "the access token is signed with a key the issuer does not publish")
 	}
+	// RFC 8725 §3.1: a key is used with its own algorithm only: an RSA key
+	// never verifies an ES256 token, whatever the token's alg says.
+	if key.Alg != h.Alg {
+		return nil, refuse("invalid_signature", "the access token signature does not verify")
+	}
 	return key, nil
 }
 
-func checkSignature(parts []string, key *rsa.PublicKey) error {
+func checkSignature(parts []string, key *verificationKey) error {
 	// RFC 7515 §5.2: "Validate the JWS Signature against the JWS Signing Input
 	// ... If any of the listed steps fails, then the signature or MAC cannot be validated."
 	signature, err := base64.RawURLEncoding.DecodeString(parts[2])
-	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if err != nil || rsa.VerifyPKCS1v15(key, crypto.SHA256, digest[:], signature) != nil {
+	input := []byte(parts[0] + "." + parts[1])
+	digest := sha256.Sum256(input)
+	valid := false
+	switch public := key.Key.(type) {
+	case *rsa.PublicKey:
+		valid = rsa.VerifyPKCS1v15(public, crypto.SHA256, digest[:], signature) == nil
+	case *ecdsa.PublicKey:
+		// RFC 7518 §3.4: the signature is "the concatenation of the two
+		// 32-octet big-endian unsigned integers R and S", not DER.
+		valid = len(signature) == 64 && ecdsa.Verify(public, digest[:],
+			new(big.Int).SetBytes(signature[:32]), new(big.Int).SetBytes(signature[32:]))
+	case ed25519.PublicKey:
+		// RFC 8037 §3.1: Ed25519 signs the JWS Signing Input itself, not a hash of it.
+		valid = ed25519.Verify(public, input, signature)
+	}
+	if err != nil || !valid {
 		return refuse("invalid_signature", "the access token signature does not verify")
 	}
 	return nil

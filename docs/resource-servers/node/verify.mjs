@@ -19,6 +19,9 @@ const LEEWAY = 60; // seconds of clock skew tolerated on exp, nbf and iat
 const MAXIMUM_AGE = 3600; // a key set older than this is fetched again
 const UNKNOWN_KID_INTERVAL = 30; // at most one refetch for an unknown kid per this many seconds
 const RETRY_INTERVAL = 30; // after a failed refresh, serve the held keys this long before trying again
+// The issuer's algorithms, each with the one kind of key (kty, crv) that signs with it:
+// RFC 7518 §3.3 RS256 with RSA, §3.4 ES256 with P-256, RFC 8037 §3.1 EdDSA with Ed25519.
+const ALGORITHMS = new Map([['RSA', 'RS256'], ['EC P-256', 'ES256'], ['OKP Ed25519', 'EdDSA']]);
 
 /** A refused request: 401, or 403 for a good token not meant for this API. */
 export class Refusal extends Error {
@@ -79,12 +82,18 @@ export class KeySet {
     return this.find(kid);
   }
 
+  /** `{ alg, key }` for kid, or null. */
   find(kid) {
-    // RFC 9068 §4: "The resource server MUST use the keys provided by the
-    // authorization server." Only RSA signing keys for RS256 qualify.
-    const jwk = this.state.keys.find((k) => k.kid === kid && k.kty === 'RSA'
-      && (k.use ?? 'sig') === 'sig' && (k.alg ?? 'RS256') === 'RS256');
-    return jwk ? createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' }) : null;
+    for (const jwk of this.state.keys) {
+      // RFC 9068 §4: "The resource server MUST use the keys provided by the
+      // authorization server." Only signing keys of the issuer's algorithms
+      // qualify, and an "alg" member (RFC 7517 §4.4) must fit the key.
+      const alg = ALGORITHMS.get(jwk.crv === undefined ? jwk.kty : `${jwk.kty} ${jwk.crv}`);
+      if (jwk.kid === kid && alg && (jwk.use ?? 'sig') === 'sig' && (jwk.alg ?? alg) === alg) {
+        return { alg, key: createPublicKey({ key: jwk, format: 'jwk' }) };
+      }
+    }
+    return null;
   }
 
   fetch(now, reason) {
@@ -192,7 +201,9 @@ function checkAlgorithm(header) {
   // RFC 8725 §3.1: "Libraries MUST enable the caller to specify a supported
   // set of algorithms and MUST NOT use any other algorithms". RFC 9068 §4:
   // "The resource server MUST reject any JWT in which the value of "alg" is "none"."
-  if (header.alg !== 'RS256') throw new Refusal('invalid_signature', 'the access token is not signed with RS256');
+  if (![...ALGORITHMS.values()].includes(header.alg)) {
+    throw new Refusal('invalid_signature', 'the access token is not signed with RS256, ES256 or EdDSA');
+  }
 }
 
 function checkType(header) {
@@ -217,14 +228,20 @@ async function signingKey(header, keys, now) {
   // indicating which key was used to secure the JWS."
   const key = typeof header.kid === 'string' ? await keys.key(header.kid, now) : null;
   if (!key) throw new Refusal('unknown_signing_key', 'the access token is signed with a key the issuer does not publish');
+  // RFC 8725 §3.1: a key is used with its own algorithm only: an RSA key
+  // never verifies an ES256 token, whatever the token's alg says.
+  if (key.alg !== header.alg) throw new Refusal('invalid_signature', 'the access token signature does not verify');
   return key;
 }
 
-function checkSignature(parts, key) {
+function checkSignature(parts, { alg, key }) {
   // RFC 7515 §5.2: "Validate the JWS Signature against the JWS Signing Input
   // ... If any of the listed steps fails, then the signature or MAC cannot be validated."
+  // RFC 7518 §3.4: an ES256 signature is R || S (Node's 'ieee-p1363'), not DER.
+  // RFC 8037 §3.1: EdDSA signs the JWS Signing Input itself, with no digest.
   const valid = /^[A-Za-z0-9_-]+$/.test(parts[2])
-    && verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2], 'base64url'));
+    && verify(alg === 'EdDSA' ? null : 'sha256', Buffer.from(`${parts[0]}.${parts[1]}`),
+      { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2], 'base64url'));
   if (!valid) throw new Refusal('invalid_signature', 'the access token signature does not verify');
 }
 

@@ -25,6 +25,9 @@ LEEWAY = 60  # seconds of clock skew tolerated on exp, nbf and iat
 MAXIMUM_AGE = 3600  # a key set older than this is fetched again
 UNKNOWN_KID_INTERVAL = 30  # at most one refetch for an unknown kid per this many seconds
 RETRY_INTERVAL = 30  # after a failed refresh, serve the held keys this long before trying again
+# The issuer's algorithms, each with the one kind of key (kty, crv) that signs with it:
+# RFC 7518 §3.3 RS256 with RSA, §3.4 ES256 with P-256, RFC 8037 §3.1 EdDSA with Ed25519.
+ALGORITHMS = {("RSA", None): "RS256", ("EC", "P-256"): "ES256", ("OKP", "Ed25519"): "EdDSA"}
 
 
 @dataclass
@@ -94,12 +97,14 @@ class KeySet:
         return self.find(kid)
 
     def find(self, kid):
+        """(algorithm, key) for kid, or None."""
         for jwk in self.state["keys"]:
             # RFC 9068 §4: "The resource server MUST use the keys provided by the
-            # authorization server." Only RSA signing keys for RS256 qualify.
-            if jwk.get("kid") == kid and jwk.get("kty") == "RSA" and jwk.get("use", "sig") == "sig" \
-                    and jwk.get("alg", "RS256") == "RS256":
-                return jwt.PyJWK(jwk, algorithm="RS256").key
+            # authorization server." Only signing keys of the issuer's algorithms
+            # qualify, and an "alg" member (RFC 7517 §4.4) must fit the key.
+            alg = ALGORITHMS.get((jwk.get("kty"), jwk.get("crv")))
+            if jwk.get("kid") == kid and alg and jwk.get("use", "sig") == "sig" and jwk.get("alg", alg) == alg:
+                return alg, jwt.PyJWK(jwk, algorithm=alg).key
         return None
 
     def fetch(self, now, reason):
@@ -142,8 +147,8 @@ def authenticate(authorization, policy, keys, now=None):
     check_algorithm(header)
     check_type(header)
     check_critical(header)
-    key = signing_key(header, keys, now)
-    claims = verified_claims(token, key, policy, now)
+    alg, key = signing_key(header, keys, now)
+    claims = verified_claims(token, alg, key, policy, now)
     check_scope(claims, policy)
     check_not_bound(claims)
     return claims
@@ -172,8 +177,8 @@ def check_algorithm(header):
     # RFC 8725 §3.1: "Libraries MUST enable the caller to specify a supported
     # set of algorithms and MUST NOT use any other algorithms". RFC 9068 §4:
     # "The resource server MUST reject any JWT in which the value of "alg" is "none"."
-    if header.get("alg") != "RS256":
-        raise Refusal("invalid_signature", "the access token is not signed with RS256")
+    if header.get("alg") not in ALGORITHMS.values():
+        raise Refusal("invalid_signature", "the access token is not signed with RS256, ES256 or EdDSA")
 
 
 def check_type(header):
@@ -193,18 +198,24 @@ def check_critical(header):
 def signing_key(header, keys, now):
     # RFC 7515 §4.1.4: "The "kid" (key ID) Header Parameter is a hint
     # indicating which key was used to secure the JWS."
-    key = keys.key(header["kid"], now) if isinstance(header.get("kid"), str) else None
-    if key is None:
+    found = keys.key(header["kid"], now) if isinstance(header.get("kid"), str) else None
+    if found is None:
         raise Refusal("unknown_signing_key", "the access token is signed with a key the issuer does not publish")
-    return key
+    # RFC 8725 §3.1: a key is used with its own algorithm only: an RSA key
+    # never verifies an ES256 token, whatever the token's alg says.
+    alg, key = found
+    if alg != header["alg"]:
+        raise Refusal("invalid_signature", "the access token signature does not verify")
+    return alg, key
 
 
-def verified_claims(token, key, policy, now):
+def verified_claims(token, alg, key, policy, now):
     try:
         return jwt.decode(
             token, key,
-            # RFC 8725 §3.1: only the one algorithm this issuer signs with.
-            algorithms=["RS256"],
+            # RFC 8725 §3.1: only the algorithm of the key the kid names.
+            # PyJWT takes ES256 signatures as R || S (RFC 7518 §3.4).
+            algorithms=[alg],
             # RFC 9068 §4: "The issuer identifier for the authorization server
             # ... MUST exactly match the value of the "iss" claim."
             issuer=policy.issuer,
