@@ -7,6 +7,12 @@ import SSOCore
 /// assertions (`private_key_jwt`) and its request objects (RFC 9101).
 public final class ClientKeys {
     let remote: ProviderKeys
+    /// Registered JWK Sets already read, by the SHA-256 of their text: an
+    /// assertion per request need not decode its client's set each time. A
+    /// changed registration is another text, so it is read afresh; the
+    /// cache is emptied whenever it holds `cachedSetsLimit` sets.
+    private var parsedSets: [[UInt8]: [String: ProviderKeys.Member]] = [:]
+    static let cachedSetsLimit = 64
 
     public init(http: any ProviderDocumentFetching, clock: @escaping Clock) {
         // Issue 32: "refetched on an unknown kid at most once a second".
@@ -17,9 +23,18 @@ public final class ClientKeys {
     /// that name (or no keys at all). Throws when its `jwks_uri` cannot be
     /// fetched or read.
     func key(_ client: Client, kid: String, algorithm: JWSAlgorithm) throws -> (any JWSVerificationKey)? {
-        if let jwks = client.jwks { return try ProviderKeys.members(Array(jwks.utf8))[kid]?.verificationKey(for: algorithm) }
+        if let jwks = client.jwks { return try registered(jwks)[kid]?.verificationKey(for: algorithm) }
         guard let uri = client.jwksURI else { return nil }
         return try remote.key(jwksURI: uri, kid: kid, algorithm: algorithm)
+    }
+
+    func registered(_ jwks: String) throws -> [String: ProviderKeys.Member] {
+        let digest = SHA256.hash(jwks)
+        if let members = parsedSets[digest] { return members }
+        let members = try ProviderKeys.members(Array(jwks.utf8))
+        if parsedSets.count >= Self.cachedSetsLimit { parsedSets.removeAll() }
+        parsedSets[digest] = members
+        return members
     }
 
     /// Whether the client registered keys at all.

@@ -44,13 +44,13 @@ struct ClientRules {
         if let algorithm = client.idTokenAlgorithm, !IssuerSigningKey.algorithms.map(\.rawValue).contains(algorithm) {
             throw ValidationError("--id-token-alg is RS256, ES256 or EdDSA: \(algorithm.debugDescription)")
         }
-        try Self.checkProfile(client)
+        try checkProfile(client)
     }
 
     /// `--profile fapi2`: what the FAPI 2.0 Security Profile asks of a
     /// client's registration; what it asks of each request is enforced
     /// where the request is handled (Client.isFAPI2).
-    static func checkProfile(_ client: Client) throws {
+    func checkProfile(_ client: Client) throws {
         guard let profile = client.profile else { return }
         guard profile == "fapi2" else { throw ValidationError("--profile is fapi2 or none: \(profile.debugDescription)") }
         // §5.3.2.1: "shall only support confidential clients" and "shall
@@ -62,6 +62,12 @@ struct ClientRules {
         // signs ES256 and EdDSA.
         guard client.idTokenAlgorithm == "ES256" || client.idTokenAlgorithm == "EdDSA" else {
             throw ValidationError("--profile fapi2 needs --id-token-alg ES256 or EdDSA (FAPI 2.0 §5.4.1: not RS256)")
+        }
+        // §5.3.2.1: "shall issue authorization codes with a maximum lifetime
+        // of 60 seconds"; codes live GATEHOUSE_CODE_TTL, for every client.
+        guard lifetimes.authorizationCode <= 60 else {
+            throw ValidationError("--profile fapi2 needs authorization codes of at most 60 s (FAPI 2.0 §5.3.2.1); "
+                                  + "GATEHOUSE_CODE_TTL is \(lifetimes.authorizationCode)")
         }
     }
 
