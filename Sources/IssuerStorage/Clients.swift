@@ -55,6 +55,10 @@ public struct Client: Equatable, Sendable {
     /// `id_token_signed_response_alg`: the algorithm of the client's ID
     /// tokens and access tokens (`RS256`, `ES256`, `EdDSA`); nil: RS256.
     public var idTokenAlgorithm: String?
+    /// RFC 7592 §3: the SHA-256 of the registration access token a client
+    /// registered through `POST /register` reads and changes its
+    /// registration with; nil for clients `ssoctl` registered.
+    public var registrationAccessTokenHash: [UInt8]?
 
     public var isConfidential: Bool { secretHash != nil || authMethod == "private_key_jwt" }
 
@@ -79,7 +83,7 @@ public struct Client: Equatable, Sendable {
                 androidPackage: String? = nil, androidCertificateFingerprints: [String] = [], displayName: String? = nil,
                 registrationID: String = "", backchannelLogoutURI: String? = nil, authMethod: String? = nil, jwks: String? = nil,
                 jwksURI: String? = nil, requireSignedRequestObject: Bool = false, profile: String? = nil,
-                idTokenAlgorithm: String? = nil) {
+                idTokenAlgorithm: String? = nil, registrationAccessTokenHash: [UInt8]? = nil) {
         self.clientID = clientID
         self.displayName = displayName
         self.registrationID = registrationID
@@ -103,6 +107,7 @@ public struct Client: Equatable, Sendable {
         self.requireSignedRequestObject = requireSignedRequestObject
         self.profile = profile
         self.idTokenAlgorithm = idTokenAlgorithm
+        self.registrationAccessTokenHash = registrationAccessTokenHash
     }
 
     /// Byte equality on the grant type names (they are ASCII tokens).

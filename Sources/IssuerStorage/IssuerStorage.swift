@@ -55,6 +55,7 @@ public protocol IssuerReads {
     var accountLinks: any AccountLinkReads { get }
     var identityProviders: any IdentityProviderReads { get }
     var federatedIdentities: any FederatedIdentityReads { get }
+    var initialAccessTokens: any InitialAccessTokenReads { get }
 }
 
 /// Write access to every aggregate, inside one transaction.
@@ -84,4 +85,6 @@ public protocol IssuerWrites {
     var identityProviders: any IdentityProviderStore { get }
     /// Links to accounts at upstream providers, and the trips there.
     var federatedIdentities: any FederatedIdentityStore { get }
+    /// Dynamic client registration's initial access tokens (RFC 7591 §3).
+    var initialAccessTokens: any InitialAccessTokenStore { get }
 }

@@ -125,7 +125,7 @@ final class PostgreSQLClientStore: ClientStore {
         client_id, secret_hash, scopes, native_sso_group, grant_types, require_dpop, require_par, access_token_lifetime,
         refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name, registration_id,
         backchannel_logout_uri, token_endpoint_auth_method, jwks, jwks_uri, require_signed_request_object, profile,
-        id_token_signed_response_alg
+        id_token_signed_response_alg, registration_access_token_hash
         """
 
     func find(clientID: String) throws -> Client? {
@@ -143,7 +143,7 @@ final class PostgreSQLClientStore: ClientStore {
                       registrationID: row.string(13), backchannelLogoutURI: row.optionalString(14),
                       authMethod: row.optionalString(15), jwks: row.optionalString(16), jwksURI: row.optionalString(17),
                       requireSignedRequestObject: row.int(18) != 0, profile: row.optionalString(19),
-                      idTokenAlgorithm: row.optionalString(20))
+                      idTokenAlgorithm: row.optionalString(20), registrationAccessTokenHash: row.optionalBytes(21))
     }
 
     func list() throws -> [Client] {
@@ -163,15 +163,16 @@ final class PostgreSQLClientStore: ClientStore {
                 access_token_lifetime = $7, refresh_token_lifetime = $8, ios_app_id = $9, android_package = $10,
                 android_cert_fingerprints = $11, display_name = $12, backchannel_logout_uri = $13, token_endpoint_auth_method = $14,
                 jwks = $15, jwks_uri = $16, require_signed_request_object = $17, profile = $18,
-                id_token_signed_response_alg = $19
-            WHERE client_id = $20
+                id_token_signed_response_alg = $19, registration_access_token_hash = $20
+            WHERE client_id = $21
             """, [PostgreSQLValue(client.secretHash), .text(StoredList.encode(client.scopes)), PostgreSQLValue(client.nativeSSOGroup),
                   .text(StoredList.encode(client.grantTypes)), PostgreSQLValue(client.requireDPoP), PostgreSQLValue(client.requirePAR),
                   Self.optional(client.accessTokenLifetime), Self.optional(client.refreshTokenLifetime), PostgreSQLValue(client.iosAppID),
                   PostgreSQLValue(client.androidPackage), .text(StoredList.encode(client.androidCertificateFingerprints)),
                   PostgreSQLValue(client.displayName), PostgreSQLValue(client.backchannelLogoutURI), PostgreSQLValue(client.authMethod),
                   PostgreSQLValue(client.jwks), PostgreSQLValue(client.jwksURI), PostgreSQLValue(client.requireSignedRequestObject),
-                  PostgreSQLValue(client.profile), PostgreSQLValue(client.idTokenAlgorithm), .text(client.clientID)])
+                  PostgreSQLValue(client.profile), PostgreSQLValue(client.idTokenAlgorithm),
+                  client.registrationAccessTokenHash.map { .bytes($0) } ?? .null, .text(client.clientID)])
         guard changed == 1 else { return false }
         try connection.execute("DELETE FROM client_redirect_uris WHERE client_id = $1", [.text(client.clientID)])
         for (kind, uris) in [("login", client.redirectURIs), ("post_logout", client.postLogoutRedirectURIs)] {

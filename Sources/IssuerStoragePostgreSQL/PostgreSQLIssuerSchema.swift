@@ -11,7 +11,7 @@ public enum PostgreSQLIssuerSchema {
                                                                     (6, version6), (7, version7), (8, version8), (9, version9),
                                                                     (10, version10), (11, version11), (12, version12),
                                                                     (13, version13), (14, version14), (15, version15),
-                                                                    (16, version16), (17, version17), (18, version18)]
+                                                                    (16, version16), (17, version17), (18, version18), (19, version19)]
 
     /// Any fixed 64-bit number: the advisory lock every node takes to
     /// migrate, so nodes starting at once apply each migration once.
@@ -449,5 +449,16 @@ public enum PostgreSQLIssuerSchema {
     static let version18 = """
         ALTER TABLE signing_keys ADD COLUMN alg TEXT NOT NULL DEFAULT 'RS256';
         ALTER TABLE clients ADD COLUMN id_token_signed_response_alg TEXT;
+        """
+
+    /// Dynamic client registration (as SQLite's migration 26).
+    static let version19 = """
+        CREATE TABLE initial_access_tokens (
+            token_hash BYTEA PRIMARY KEY,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            uses_left BIGINT NOT NULL
+        );
+        ALTER TABLE clients ADD COLUMN registration_access_token_hash BYTEA;
         """
 }

@@ -116,6 +116,7 @@ final class PostgreSQLStores {
     let devices: PostgreSQLDeviceSecretStore
     let throttle: PostgreSQLLoginThrottleStore
     let dpopProofs: PostgreSQLDPoPProofStore
+    let initialAccessTokens: PostgreSQLInitialAccessTokenStore
     let passkeys: PostgreSQLPasskeyStore
     let webAuthnChallenges: PostgreSQLWebAuthnChallengeStore
     let mailOutbox: PostgreSQLMailOutboxStore
@@ -141,6 +142,7 @@ final class PostgreSQLStores {
         devices = PostgreSQLDeviceSecretStore(connection: connection)
         throttle = PostgreSQLLoginThrottleStore(connection: connection)
         dpopProofs = PostgreSQLDPoPProofStore(connection: connection)
+        initialAccessTokens = PostgreSQLInitialAccessTokenStore(connection: connection)
         passkeys = PostgreSQLPasskeyStore(connection: connection)
         webAuthnChallenges = PostgreSQLWebAuthnChallengeStore(connection: connection)
         mailOutbox = PostgreSQLMailOutboxStore(connection: connection)
@@ -169,6 +171,7 @@ final class PostgreSQLStores {
         var accountLinks: any AccountLinkReads { stores.accountLinks }
         var identityProviders: any IdentityProviderReads { stores.identityProviders }
         var federatedIdentities: any FederatedIdentityReads { stores.federatedIdentities }
+        var initialAccessTokens: any InitialAccessTokenReads { stores.initialAccessTokens }
     }
 
     struct Writes: IssuerWrites {
@@ -188,6 +191,7 @@ final class PostgreSQLStores {
         var deviceSecrets: any DeviceSecretStore { stores.devices }
         var loginThrottle: any LoginThrottleStore { stores.throttle }
         var dpopProofs: any DPoPProofStore { stores.dpopProofs }
+        var initialAccessTokens: any InitialAccessTokenStore { stores.initialAccessTokens }
         var passkeys: any PasskeyStore { stores.passkeys }
         var webAuthnChallenges: any WebAuthnChallengeStore { stores.webAuthnChallenges }
         var mailOutbox: any MailOutboxStore { stores.mailOutbox }

@@ -21,6 +21,8 @@ struct PostgreSQLMaintenance: StorageMaintenance {
             ("revoked_access_tokens", "expires_at <= $1", [.integer(now - policy.accessTokenLeeway)]),
             ("pushed_authorizations", "expires_at <= $1 OR used_at IS NOT NULL", [.integer(now)]),
             ("dpop_proofs", "expires_at <= $1", [.integer(now)]),
+            // An initial access token is good until it expires or its uses are spent.
+            ("initial_access_tokens", "expires_at <= $1 OR uses_left <= 0", [.integer(now)]),
             ("webauthn_challenges", "expires_at <= $1 OR used_at IS NOT NULL", [.integer(now)]),
             ("device_secrets", "revoked_at IS NOT NULL OR expires_at <= $1", [.integer(now)]),
             ("sso_sessions", """

@@ -33,6 +33,7 @@ public enum SQLiteIssuerSchema {
         IssuerMigrations.clientKeys,
         IssuerMigrations.clientRequirements,
         IssuerMigrations.signingAlgorithms,
+        IssuerMigrations.dynamicRegistration,
     ]
 
     /// WAL pages written before a commit checkpoints them (see open).

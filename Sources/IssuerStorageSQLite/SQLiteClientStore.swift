@@ -10,7 +10,7 @@ final class SQLiteClientStore: ClientStore {
         client_id, secret_hash, scopes, native_sso_group, grant_types, require_dpop, require_par, access_token_lifetime,
         refresh_token_lifetime, ios_app_id, android_package, android_cert_fingerprints, display_name, registration_id,
         backchannel_logout_uri, token_endpoint_auth_method, jwks, jwks_uri, require_signed_request_object, profile,
-        id_token_signed_response_alg
+        id_token_signed_response_alg, registration_access_token_hash
         """
 
     func find(clientID: String) throws -> Client? {
@@ -27,7 +27,7 @@ final class SQLiteClientStore: ClientStore {
                       registrationID: row.string(13), backchannelLogoutURI: row.optionalString(14),
                       authMethod: row.optionalString(15), jwks: row.optionalString(16), jwksURI: row.optionalString(17),
                       requireSignedRequestObject: row.int(18) != 0, profile: row.optionalString(19),
-                      idTokenAlgorithm: row.optionalString(20))
+                      idTokenAlgorithm: row.optionalString(20), registrationAccessTokenHash: row.optionalBytes(21))
     }
 
     func list() throws -> [Client] {
@@ -46,7 +46,8 @@ final class SQLiteClientStore: ClientStore {
             UPDATE clients SET secret_hash = ?, scopes = ?, native_sso_group = ?, grant_types = ?, require_dpop = ?, require_par = ?,
                 access_token_lifetime = ?, refresh_token_lifetime = ?, ios_app_id = ?, android_package = ?, android_cert_fingerprints = ?,
                 display_name = ?, backchannel_logout_uri = ?, token_endpoint_auth_method = ?, jwks = ?, jwks_uri = ?,
-                require_signed_request_object = ?, profile = ?, id_token_signed_response_alg = ?
+                require_signed_request_object = ?, profile = ?, id_token_signed_response_alg = ?,
+                registration_access_token_hash = ?
             WHERE client_id = ?
             """, [SQLiteValue(client.secretHash), .text(StoredList.encode(client.scopes)), SQLiteValue(client.nativeSSOGroup),
                   .text(StoredList.encode(client.grantTypes)), SQLiteValue(client.requireDPoP), SQLiteValue(client.requirePAR),
@@ -54,7 +55,8 @@ final class SQLiteClientStore: ClientStore {
                   SQLiteValue(client.androidPackage), .text(StoredList.encode(client.androidCertificateFingerprints)),
                   SQLiteValue(client.displayName), SQLiteValue(client.backchannelLogoutURI), SQLiteValue(client.authMethod),
                   SQLiteValue(client.jwks), SQLiteValue(client.jwksURI), SQLiteValue(client.requireSignedRequestObject),
-                  SQLiteValue(client.profile), SQLiteValue(client.idTokenAlgorithm), .text(client.clientID)])
+                  SQLiteValue(client.profile), SQLiteValue(client.idTokenAlgorithm),
+                  client.registrationAccessTokenHash.map { .blob($0) } ?? .null, .text(client.clientID)])
         guard changed == 1 else { return false }
         try database.execute("DELETE FROM client_redirect_uris WHERE client_id = ?", [.text(client.clientID)])
         for (kind, uris) in [("login", client.redirectURIs), ("post_logout", client.postLogoutRedirectURIs)] {

@@ -71,6 +71,7 @@ final class SQLiteStores {
     let deviceStore: SQLiteDeviceSecretStore
     let throttleStore: SQLiteLoginThrottleStore
     let dpopProofStore: SQLiteDPoPProofStore
+    let initialAccessTokenStore: SQLiteInitialAccessTokenStore
     let passkeyStore: SQLitePasskeyStore
     let webAuthnChallengeStore: SQLiteWebAuthnChallengeStore
     let mailOutboxStore: SQLiteMailOutboxStore
@@ -97,6 +98,7 @@ final class SQLiteStores {
         deviceStore = SQLiteDeviceSecretStore(database: database)
         throttleStore = SQLiteLoginThrottleStore(database: database)
         dpopProofStore = SQLiteDPoPProofStore(database: database)
+        initialAccessTokenStore = SQLiteInitialAccessTokenStore(database: database)
         passkeyStore = SQLitePasskeyStore(database: database)
         webAuthnChallengeStore = SQLiteWebAuthnChallengeStore(database: database)
         mailOutboxStore = SQLiteMailOutboxStore(database: database)
@@ -125,6 +127,7 @@ final class SQLiteStores {
         var accountLinks: any AccountLinkReads { stores.accountLinkStore }
         var identityProviders: any IdentityProviderReads { stores.identityProviderStore }
         var federatedIdentities: any FederatedIdentityReads { stores.federatedIdentityStore }
+        var initialAccessTokens: any InitialAccessTokenReads { stores.initialAccessTokenStore }
     }
 
     struct Writes: IssuerWrites {
@@ -144,6 +147,7 @@ final class SQLiteStores {
         var deviceSecrets: any DeviceSecretStore { stores.deviceStore }
         var loginThrottle: any LoginThrottleStore { stores.throttleStore }
         var dpopProofs: any DPoPProofStore { stores.dpopProofStore }
+        var initialAccessTokens: any InitialAccessTokenStore { stores.initialAccessTokenStore }
         var passkeys: any PasskeyStore { stores.passkeyStore }
         var webAuthnChallenges: any WebAuthnChallengeStore { stores.webAuthnChallengeStore }
         var mailOutbox: any MailOutboxStore { stores.mailOutboxStore }

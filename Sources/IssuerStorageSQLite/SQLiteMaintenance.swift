@@ -29,6 +29,8 @@ struct SQLiteMaintenance: StorageMaintenance {
             // a proof's jti is remembered only for its acceptance window.
             ("pushed_authorizations", "expires_at <= ? OR used_at IS NOT NULL", [.integer(now)]),
             ("dpop_proofs", "expires_at <= ?", [.integer(now)]),
+            // An initial access token is good until it expires or its uses are spent.
+            ("initial_access_tokens", "expires_at <= ? OR uses_left <= 0", [.integer(now)]),
             // A WebAuthn challenge is good until it expires or is used once.
             ("webauthn_challenges", "expires_at <= ? OR used_at IS NOT NULL", [.integer(now)]),
             // A revoked or expired device secret can never be accepted again.

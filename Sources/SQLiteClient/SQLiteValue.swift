@@ -37,6 +37,7 @@ public struct SQLiteRow: Sendable {
     public func int(_ index: Int) -> Int64 { values[index].int ?? 0 }
     public func optionalInt(_ index: Int) -> Int64? { values[index].int }
     public func bytes(_ index: Int) -> [UInt8] { values[index].bytes ?? [] }
+    public func optionalBytes(_ index: Int) -> [UInt8]? { values[index].bytes }
 }
 
 public struct SQLiteError: Error, CustomStringConvertible {

@@ -6,7 +6,7 @@ import IssuerStorage
 struct ClientCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "client", abstract: "Register, change, delete and list OAuth clients; show and configure native SSO groups.",
-        subcommands: [Add.self, Update.self, Secret.self, Delete.self, List.self, ClientGroupCommand.self])
+        subcommands: [Add.self, Update.self, Secret.self, Delete.self, List.self, RegistrationToken.self, ClientGroupCommand.self])
 
     /// How a confidential client authenticates, and its keys.
     struct AuthenticationOptions: ParsableArguments {
@@ -170,6 +170,26 @@ struct ClientCommand: ParsableCommand {
             AdminAudit.changed("client update", target: client.clientID, client: client.clientID)
             context.refreshAppLinkFiles()
             print("updated client \(client.clientID)")
+        }
+    }
+
+    struct RegistrationToken: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "registration-token",
+            abstract: "Print a new initial access token for dynamic client registration (POST /register, RFC 7591).",
+            discussion: """
+                The token is shown once and stored only as its SHA-256. A client registering with it gets its client_id, \
+                a registration access token and its configuration endpoint (RFC 7592).
+                """)
+        @Option(name: .customLong("ttl"), help: "Seconds the token is good for (60 to 2592000; default 3600).") var ttl: Int64 = 3600
+        @Option(name: .customLong("uses"), help: "How many clients it may register (1 to 1000; default 1).") var uses: Int64 = 1
+
+        func run() throws {
+            let context = try Context.open()
+            let token = attempt { try context.services.dynamicRegistration.issueInitialAccessToken(lifetime: ttl, uses: uses) }
+            // Never the token itself in the audit log.
+            AdminAudit.changed("client registration-token", target: "\(uses) use(s), \(ttl) s")
+            print(token)
         }
     }
 

@@ -62,6 +62,7 @@ final class StateTransferTests: XCTestCase {
             VALUES (x'0A0A', 'app', 'scope=openid', 29, 9000000000)
             """),
         ("dpop_proofs", "INSERT INTO dpop_proofs (jti_hash, expires_at) VALUES (x'0B0B', 9000000000)"),
+        ("initial_access_tokens", "INSERT INTO initial_access_tokens (token_hash, created_at, expires_at, uses_left) VALUES (x'0B0C', 29, 9000000000, 2)"),
         ("readiness_probes", "INSERT INTO readiness_probes (node, written_at) VALUES ('node-1', 30)"),
         ("passkeys", """
             INSERT INTO passkeys (credential_id, user_id, public_key_cose, algorithm, sign_count, name, aaguid, backup_eligible,

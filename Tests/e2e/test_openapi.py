@@ -71,6 +71,8 @@ EXPECTED_OPERATIONS = {
     "POST /login",
     "GET /login.html", "GET /login-otp.html", "GET /mobile/postlogin.html", "GET /mobile/postlogout.html",
     "POST /token", "POST /revoke", "POST /introspect", "POST /par",
+    # dynamic client registration (RFC 7591, RFC 7592)
+    "POST /register", "GET /register/client", "PUT /register/client", "DELETE /register/client",
     "GET /userinfo", "POST /userinfo",
     "GET /logout", "POST /logout",
     # the login page's passkey sign-in
@@ -190,7 +192,16 @@ def credentials(stack):
     made = stack.ssoctl("client", "add", client_id, "--redirect-uri", "https://rs.example/cb", "--secret-stdin",
                         input=secret + "\n")
     assert made.returncode == 0, made.stderr
+    # Dynamic registration: an initial access token for every generated
+    # registration, and a registered client for its configuration endpoint.
+    initial = stack.ssoctl("client", "registration-token", "--uses", "1000", "--ttl", "7200")
+    assert initial.returncode == 0, initial.stderr
+    registered = http_session(stack).post(stack.issuer + "/register", headers={"Authorization": "Bearer " + initial.stdout.strip()},
+                                          json={"redirect_uris": ["https://rs.example/cb"]})
+    assert registered.status_code == 201, registered.text
     return {"bearer": tokens.json()["access_token"], "basic": (client_id, secret), "account": AccountBrowser(stack),
+            "initial_token": initial.stdout.strip(),
+            "registered": (registered.json()["client_id"], registered.json()["registration_access_token"]),
             "account_secrets": AccountBrowser(stack, address=fresh_address()),
             "pending_sign_in": lambda: pending_sign_in(stack),
             # What the pages' own posts carry (Fetch Metadata, Origin).
@@ -255,7 +266,7 @@ def test_the_description_lists_every_endpoint_and_its_origin(stack):
     # The discovery document and the description agree on the issuer's endpoints.
     discovery = http_session(stack).get(stack.issuer + "/.well-known/openid-configuration").json()
     for key in ("jwks_uri", "authorization_endpoint", "token_endpoint", "userinfo_endpoint", "end_session_endpoint",
-                "revocation_endpoint", "introspection_endpoint", "pushed_authorization_request_endpoint"):
+                "revocation_endpoint", "introspection_endpoint", "pushed_authorization_request_endpoint", "registration_endpoint"):
         url = urlsplit(discovery[key])
         assert f"{url.scheme}://{url.netloc}" == stack.issuer and url.path in raw["paths"], key
 
@@ -273,6 +284,11 @@ def with_credentials(case, credentials):
         return {"headers": {"Authorization": "Bearer " + credentials["bearer"]}}
     if path == "/introspect":
         return {"auth": credentials["basic"]}
+    if path == "/register":
+        return {"headers": {"Authorization": "Bearer " + credentials["initial_token"]}}
+    if path == "/register/client":
+        client_id, token = credentials["registered"]
+        return {"headers": {"Authorization": "Bearer " + token}, "params": {"client_id": client_id}}
     if path == "/account":
         return {"cookies": {"sso_session": credentials["account"].session()[0]}}
     if path in ACCOUNT_SECRETS and isinstance(case.body, dict):

@@ -35,6 +35,12 @@ public struct ClientRegistration: Sendable {
     public var idTokenAlgorithm: String?
     /// `fapi2`: held to the FAPI 2.0 Security Profile; nil: no profile.
     public var profile: String?
+    /// RFC 7592: the SHA-256 of the registration access token (dynamic
+    /// registration only).
+    public var registrationAccessTokenHash: [UInt8]?
+    /// A stored secret's hash kept as it is (RFC 7592 §2.2: an update keeps
+    /// the secret); used only when `secret` is nil.
+    var keptSecretHash: String?
 
     public init(clientID: String, redirectURIs: [String] = [], postLogoutRedirectURIs: [String] = [], scopes: [String] = [],
                 nativeSSOGroup: String? = nil, secret: String? = nil, grantTypes: [String] = [], requireDPoP: Bool = false,

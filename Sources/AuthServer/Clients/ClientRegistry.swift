@@ -35,13 +35,21 @@ public final class ClientRegistry {
 
     @discardableResult
     public func add(_ registration: ClientRegistration) throws -> Client {
+        let client = try prepared(registration)
+        cached.removeAll()
+        return try storage.write { tx in try insert(client, tx) }
+    }
+
+    /// The client a registration describes, checked whole; nothing stored.
+    func prepared(_ registration: ClientRegistration) throws -> Client {
         try Self.validate(clientID: registration.clientID)
         try Self.refuseManaged(registration.clientID, "registered again")
         let grantTypes = registration.grantTypes.isEmpty ? Client.defaultGrantTypes : registration.grantTypes
         let signsUsersIn = grantTypes.containsBytes("authorization_code")
         let scopes = registration.scopes.isEmpty && signsUsersIn ? ["openid"] : registration.scopes
         let client = Client(
-            clientID: registration.clientID, secretHash: try registration.secret.map(hashSecret), scopes: Self.unique(scopes),
+            clientID: registration.clientID, secretHash: try registration.secret.map(hashSecret) ?? registration.keptSecretHash,
+            scopes: Self.unique(scopes),
             nativeSSOGroup: registration.nativeSSOGroup, redirectURIs: Self.unique(registration.redirectURIs),
             postLogoutRedirectURIs: Self.unique(registration.postLogoutRedirectURIs), grantTypes: Self.unique(grantTypes),
             requireDPoP: registration.requireDPoP, requirePAR: registration.requirePAR,
@@ -52,19 +60,38 @@ public final class ClientRegistry {
             backchannelLogoutURI: registration.backchannelLogoutURI, authMethod: registration.authMethod, jwks: registration.jwks,
             jwksURI: registration.jwksURI, requireSignedRequestObject: registration.requireSignedRequestObject,
             profile: registration.profile.flatMap { $0 == "none" ? nil : $0 },
-            idTokenAlgorithm: registration.idTokenAlgorithm.flatMap { $0 == "RS256" ? nil : $0 })
+            idTokenAlgorithm: registration.idTokenAlgorithm.flatMap { $0 == "RS256" ? nil : $0 },
+            registrationAccessTokenHash: registration.registrationAccessTokenHash)
+        try rules.check(client)
+        return client
+    }
+
+    /// Stores a prepared client inside the caller's write unit.
+    func insert(_ client: Client, _ tx: any IssuerWrites) throws -> Client {
+        try Self.checkSigningKey(for: client, tx)
+        guard try tx.clients.find(clientID: client.clientID) == nil else { throw ValidationError("client \(client.clientID) already exists") }
+        try tx.clients.insert(client, at: clock())
+        guard let stored = try tx.clients.find(clientID: client.clientID) else {
+            throw ValidationError("client \(client.clientID) vanished after insert")
+        }
+        return stored
+    }
+
+    /// Replaces a stored client's registration whole (RFC 7592 §2.2),
+    /// checked as `add` checks it; a refusal changes nothing.
+    func replace(_ client: Client) throws -> Client {
         try rules.check(client)
         cached.removeAll()
         return try storage.write { tx in
+            guard try tx.clients.find(clientID: client.clientID) != nil else { throw ValidationError("no client \(client.clientID.debugDescription)") }
             try Self.checkSigningKey(for: client, tx)
-            guard try tx.clients.find(clientID: client.clientID) == nil else { throw ValidationError("client \(client.clientID) already exists") }
-            try tx.clients.insert(client, at: clock())
-            guard let stored = try tx.clients.find(clientID: client.clientID) else {
-                throw ValidationError("client \(client.clientID) vanished after insert")
-            }
-            return stored
+            _ = try tx.clients.update(client)
+            return client
         }
     }
+
+    /// Drops the cache after a write made outside this registry's methods.
+    func forgetCached() { cached.removeAll() }
 
     /// Applies `changes` to the stored client, checks the result as `add`
     /// would, and stores it; a refusal changes nothing.

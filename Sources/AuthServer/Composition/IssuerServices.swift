@@ -66,6 +66,9 @@ public final class IssuerServices {
         clients: clients, hints: idTokenHints, apis: apis, issuer: settings.issuer,
         requirePushedRequests: settings.requirePushedAuthorizationRequests, signUpOpen: settings.signup == .open,
         requestObjects: requestObjects)
+    /// Dynamic client registration (RFC 7591, RFC 7592).
+    public private(set) lazy var dynamicRegistration = DynamicRegistration(storage: storage, clients: clients, issuer: settings.issuer,
+                                                                           clock: clock)
     /// Request objects (RFC 9101), verified with the client's registered keys.
     public private(set) lazy var requestObjects = RequestObjects(keys: clientAuthenticator.keys, issuer: settings.issuer, clock: clock)
     public private(set) lazy var signInCompletion = SignInCompletion(

@@ -15,6 +15,9 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
     /// RFC 9126 §5; `require_pushed_authorization_requests` is true only
     /// when every client must push (GATEHOUSE_REQUIRE_PAR).
     public var pushed_authorization_request_endpoint: String?
+    /// RFC 8414 §2 / OIDC Discovery §3: dynamic registration (RFC 7591),
+    /// with an initial access token.
+    public var registration_endpoint: String?
     public var require_pushed_authorization_requests: Bool?
     public var revocation_endpoint_auth_methods_supported: [String]?
     public var introspection_endpoint_auth_methods_supported: [String]?
@@ -67,6 +70,7 @@ public struct DiscoveryDocument: Codable, Equatable, Sendable {
         revocation_endpoint = config.issuer + "/revoke"
         introspection_endpoint = config.issuer + "/introspect"
         pushed_authorization_request_endpoint = config.issuer + "/par"
+        registration_endpoint = config.issuer + RegistrationResponder.path
         require_pushed_authorization_requests = config.requirePushedAuthorizationRequests
         // RFC 8414 §2: each endpoint's methods, and the algorithms of
         // private_key_jwt's assertions (ClientAssertion.algorithms).

@@ -16,6 +16,7 @@ import SSOCore
 /// | `refresh_reuse_detected` | a spent refresh token came back; its family is revoked |
 /// | `token_exchange` | Native SSO gave an app tokens for another app's sign-in |
 /// | `admin_change` | an ssoctl command changed users, clients, APIs, keys or sessions |
+/// | `client_registered`, `client_registration_updated`, `client_registration_deleted` | dynamic registration (RFC 7591, RFC 7592) |
 /// | `passkey_added`, `passkey_renamed`, `passkey_removed` | the user changed their passkeys on /account |
 /// | `password_changed`, `password_change_refused` | the user changed their password on /account, or gave a wrong current one |
 /// | `totp_enrolled`, `totp_removed` | the user set up or removed TOTP (an authenticator app) on /account |
@@ -25,6 +26,12 @@ import SSOCore
 /// | `session_ended`, `signed_out_everywhere` | the user signed out one of their sessions, or all of them, on /account |
 /// | `signup`, `email_verified`, `password_reset_requested`, `password_reset`, `invitation_sent`, `invitation_accepted` | the getting-in journeys (GettingInEvents.swift) |
 public enum SecurityEvents {
+    /// A client registered, changed or deleted its own registration
+    /// (never a token or a secret).
+    public static func clientRegistration(_ event: String, client: String, ip: String) {
+        AuditLog.record(AuditEvent(event: event, client: client, ip: ip))
+    }
+
     public static func signIn(_ result: LoginResult, user: User?, client: String?, ip: String, sid: String? = nil) {
         Metrics.count(.logins, result.rawValue)
         AuditLog.record(AuditEvent(event: result == .success ? "login_success" : "login_failure", user: user?.email, client: client,

@@ -35,7 +35,9 @@ public enum IssuerRouteTable {
         case .logout: return [LogoutResponder(services: services)]
         case .revoke: return [try RevocationResponder(services: services)]
         case .introspect: return [IntrospectionResponder(services: services)]
-        case .par: return [try PushedAuthorizationResponder(services: services)]
+        // The clients' own requests about their requests and themselves:
+        // pushed authorization requests and dynamic registration.
+        case .par: return [try PushedAuthorizationResponder(services: services), RegistrationResponder(services: services)]
         case .ops: return [OpsResponder(services: services, settings: OpsSettings.of(home: config.home))]
         }
     }
