@@ -166,4 +166,17 @@ final class ClientAuthenticatorTests: XCTestCase {
         XCTAssertEqual(try authenticate(withAssertion(try assertion(AssertionClaims()))).clientID, "keyed",
                        "another client keeps the wider rules")
     }
+
+    /// RFC 9101 §10.8: a request object (it went through the browser) signed
+    /// by the client's key, with every claim an assertion needs, is still
+    /// no client assertion.
+    func testARequestObjectIsNeverTakenForAnAssertion() throws {
+        struct RequestObjectClaims: Encodable {
+            let iss = "keyed", sub = "keyed", aud: String, exp: Int64, jti = UUID().uuidString, client_id = "keyed",
+                response_type = "code", redirect_uri = "https://rp.example/cb"
+        }
+        let object = try JWTSigner.sign(RequestObjectClaims(aud: issuer.config.issuer, exp: now + 60),
+                                        header: JWTHeader(alg: "ES256", kid: "k1", typ: nil), key: key)
+        assertRefused(withAssertion(object), "a request object as client_assertion")
+    }
 }

@@ -99,6 +99,21 @@ final class DynamicRegistrationTests: SignInTestCase {
         let kept = try XCTUnwrap(issuer.clients.find(clientID: client.clientID))
         XCTAssertEqual(kept.displayName, "RP v2")
         XCTAssertEqual(kept.secretHash, client.secretHash, "RFC 7592 §2.2: the secret stays")
+        // What the operator decided stays: a client cannot drop a requirement or take a scope back.
+        var byOperator = ClientChanges()
+        byOperator.requireDPoP = true
+        byOperator.addScopes = ["api:serverA"]
+        try issuer.clients.update(clientID: client.clientID, byOperator)
+        changed["dpop_bound_access_tokens"] = false
+        changed["scope"] = "openid"
+        XCTAssertEqual(request("PUT", "/register/client", query: "client_id=" + client.clientID,
+                               token: try XCTUnwrap(body["registration_access_token"] as? String), body: changed).status, 200)
+        XCTAssertEqual(try issuer.clients.find(clientID: client.clientID)?.requireDPoP, true, "an operator's requirement stays")
+        changed["scope"] = "openid api:serverA api:serverB"
+        XCTAssertEqual(request("PUT", "/register/client", query: "client_id=" + client.clientID,
+                               token: try XCTUnwrap(body["registration_access_token"] as? String), body: changed).status, 400,
+                       "an update cannot add a scope")
+        changed["scope"] = "openid"
         changed["token_endpoint_auth_method"] = "none"
         XCTAssertEqual(request("PUT", "/register/client", query: "client_id=" + client.clientID,
                                token: try XCTUnwrap(body["registration_access_token"] as? String), body: changed).status, 400,
@@ -148,6 +163,11 @@ final class DynamicRegistrationTests: SignInTestCase {
             ("an id_token alg without a key", with("id_token_signed_response_alg", "ES256"), "invalid_client_metadata"),
             ("HS256 tokens", with("id_token_signed_response_alg", "HS256"), "invalid_client_metadata"),
             ("a control character in the name", with("client_name", "App\u{0}"), "invalid_client_metadata"),
+            ("an API scope (the operator grants those)", with("scope", "openid api:serverA"), "invalid_client_metadata"),
+            ("client_credentials (the operator grants it)", with("grant_types", ["client_credentials"]), "invalid_client_metadata"),
+            ("keys at a URL the issuer would fetch", with("jwks_uri", "https://keys.example/jwks"), "invalid_client_metadata"),
+            ("a back-channel URI the issuer would post to", with("backchannel_logout_uri", "https://rp.example/bcl"),
+             "invalid_client_metadata"),
         ]
         let before = try issuer.clients.list().count
         for (name, body, error) in cases {

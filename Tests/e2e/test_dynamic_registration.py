@@ -53,10 +53,13 @@ def test_a_native_app_registers_and_signs_in(stack, http):
 
 
 def test_a_machine_client_registers_and_its_secret_works_with_requests_oauth2client(stack, http):
-    created = register(stack, http, {"grant_types": ["client_credentials"], "scope": "api:serverA", "client_name": "Reports"},
-                       initial_token(stack))
+    # A registration gets OpenID scopes and the code flow; the operator adds an API's scope and client_credentials.
+    refused = register(stack, http, {"grant_types": ["client_credentials"], "scope": "api:serverA"}, initial_token(stack))
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_client_metadata", refused.text
+    created = register(stack, http, {"redirect_uris": ["https://reports.example/cb"], "client_name": "Reports"}, initial_token(stack))
     assert created.status_code == 201, created.text
     body = created.json()
+    ok(stack.ssoctl("client", "update", body["client_id"], "--add-grant", "client_credentials", "--add-scope", "api:serverA"))
     assert body["token_endpoint_auth_method"] == "client_secret_basic" and body["client_secret_expires_at"] == 0
     session = requests.Session()
     session.verify = stack.ca
@@ -88,6 +91,8 @@ def test_a_machine_client_registers_and_its_secret_works_with_requests_oauth2cli
     ({"redirect_uris": ["com.example.app:/cb"]}, "invalid_redirect_uri"),
     ({**NATIVE, "grant_types": ["password"]}, "invalid_client_metadata"),
     ({**NATIVE, "scope": "openid admin"}, "invalid_client_metadata"),
+    ({**NATIVE, "scope": "openid api:serverA"}, "invalid_client_metadata"),
+    ({**NATIVE, "jwks_uri": "https://127.0.0.1:9/jwks"}, "invalid_client_metadata"),
     ({**NATIVE, "redirect_uris": "com.example.app:/cb"}, "invalid_client_metadata"),
     ({**NATIVE, "software_statement": "eyJhbGciOiJub25lIn0.e30."}, "invalid_software_statement"),
 ])

@@ -29,6 +29,8 @@ struct ClientAssertion {
         let nbf: Int64?
         let iat: Int64?
         let jti: String?
+        /// A request object's member: its presence marks one (RFC 9101 §10.8).
+        let response_type: String?
     }
 
     let issuer: String
@@ -70,7 +72,16 @@ struct ClientAssertion {
         } catch let error as JWTError {
             throw Self.refusal("client authentication failed", detail: "client_assertion of \(client.clientID): \(error)")
         }
-        let claims = try verified.claims(as: Claims.self)
+        let claims: Claims
+        do { claims = try verified.claims(as: Claims.self) } catch {
+            throw Self.refusal("client authentication failed", detail: "client_assertion claims of \(client.clientID): \(error)")
+        }
+        // RFC 9101 §10.8 (cross-JWT confusion): a request object signed by
+        // the same key travels through the browser; one is never taken for
+        // an assertion.
+        guard claims.response_type == nil else {
+            throw Self.refusal("client authentication failed", detail: "client_assertion of \(client.clientID) is a request object")
+        }
         guard let sub = claims.sub, sub.bytesEqual(client.clientID), claims.iss?.bytesEqual(client.clientID) == true else {
             throw Self.refusal("client authentication failed", detail: "client_assertion iss and sub must both be the client_id")
         }

@@ -122,21 +122,36 @@ public final class DynamicRegistration {
     /// as returned to the client from a previous registration, read, or
     /// update operation", so the request replaces the registration; what
     /// it leaves out goes back to the default. `client_id` must be the
-    /// client's, a `client_secret` sent must be its secret (§2.2), and the
-    /// secret stays; a change of method to or from a secret is refused
-    /// (register a new client instead).
+    /// client's and the secret stays. What an operator decided stays too:
+    /// the authentication method, the requirements (PAR, DPoP, signed
+    /// requests, a profile) can only be added, scopes and grant types
+    /// only dropped, and what the metadata cannot say (lifetimes, apps,
+    /// Native SSO group, keys at a URL, the back-channel URI) is kept.
     func update(_ client: Client, with metadata: ClientMetadata, body: [String: JSONValue]) throws -> RegistrationAnswer {
         guard case .string(let clientID)? = body["client_id"], clientID.bytesEqual(client.clientID) else {
             throw RegistrationRefusal.metadata("client_id must be the client's own")
         }
-        var registration = try Self.registration(metadata, clientID: client.clientID, secret: nil)
-        let method = metadata.token_endpoint_auth_method ?? "client_secret_basic"
-        let secretMethods = ["client_secret_basic", "client_secret_post"]
-        guard secretMethods.contains(method) == (client.secretHash != nil) else {
-            throw RegistrationRefusal.metadata("token_endpoint_auth_method cannot change between a secret and none or keys")
+        var registration = try Self.registration(metadata, clientID: client.clientID, secret: nil, updating: client)
+        guard (metadata.token_endpoint_auth_method ?? "client_secret_basic") == client.authenticationMethod else {
+            throw RegistrationRefusal.metadata("token_endpoint_auth_method cannot change; register a new client instead")
+        }
+        guard registration.scopes.allSatisfy(client.scopes.containsBytes), registration.grantTypes.allSatisfy(client.grantTypes.containsBytes) else {
+            throw RegistrationRefusal.metadata("an update may drop scopes and grant types, not add them")
         }
         registration.registrationAccessTokenHash = client.registrationAccessTokenHash
         registration.keptSecretHash = client.secretHash
+        registration.requirePAR = registration.requirePAR || client.requirePAR
+        registration.requireDPoP = registration.requireDPoP || client.requireDPoP
+        registration.requireSignedRequestObject = registration.requireSignedRequestObject || client.requireSignedRequestObject
+        registration.profile = client.profile
+        registration.nativeSSOGroup = client.nativeSSOGroup
+        registration.accessTokenLifetime = client.accessTokenLifetime
+        registration.refreshTokenLifetime = client.refreshTokenLifetime
+        registration.iosAppID = client.iosAppID
+        registration.androidPackage = client.androidPackage
+        registration.androidCertificateFingerprints = client.androidCertificateFingerprints
+        registration.jwksURI = client.jwksURI
+        registration.backchannelLogoutURI = client.backchannelLogoutURI
         var replacement = try checked { try clients.prepared(registration) }
         replacement.registrationID = client.registrationID
         let stored = try checked { try clients.replace(replacement) }
@@ -144,8 +159,11 @@ public final class DynamicRegistration {
     }
 
     /// RFC 7592 §2.3: the client and everything issued to it.
+    /// A concurrent DELETE that removed it first makes this one's token invalid.
     func delete(_ client: Client) throws {
-        try clients.delete(clientID: client.clientID)
+        do { try clients.delete(clientID: client.clientID) } catch is ValidationError {
+            throw RegistrationRefusal.invalidToken("the registration access token is not valid for this client")
+        }
     }
 
     /// A registration rule's refusal as RFC 7591's error: a redirect URI's
@@ -160,7 +178,17 @@ public final class DynamicRegistration {
 
     /// The metadata as `ssoctl client add` would register it, with the
     /// checks only a self-registering client needs.
-    static func registration(_ metadata: ClientMetadata, clientID: String, secret: String?) throws -> ClientRegistration {
+    /// What a client may give itself: the standard OpenID scopes, the code
+    /// flow and refresh tokens. API scopes and `client_credentials` are the
+    /// operator's to grant (`ssoctl client update --add-scope/--add-grant`),
+    /// as an initial access token is not a grant of every API. Keys come by
+    /// value (`jwks`): a `jwks_uri` or a back-channel logout URI would make
+    /// the issuer send requests where a registrant points it, so those are
+    /// the operator's to set too.
+    static let selfGrantedScopes: Set<String> = ["openid", "profile", "email", "offline_access"]
+
+    static func registration(_ metadata: ClientMetadata, clientID: String, secret: String?,
+                             updating stored: Client? = nil) throws -> ClientRegistration {
         // RFC 7591 §2.3: a software statement is a signed assertion by some
         // publisher; no publisher's key is trusted here.
         if metadata.software_statement != nil {
@@ -169,6 +197,18 @@ public final class DynamicRegistration {
         let grantTypes = metadata.grant_types ?? ["authorization_code"]
         guard !grantTypes.isEmpty, grantTypes.allSatisfy(Self.grantTypes.contains) else {
             throw RegistrationRefusal.metadata("grant_types may hold authorization_code, refresh_token and client_credentials")
+        }
+        let scopes = (metadata.scope ?? "").split(separator: " ").map(String.init)
+        // A new client names only what it may give itself; an update, what
+        // it already has (DynamicRegistration.update).
+        if stored == nil {
+            guard !grantTypes.contains("client_credentials"), scopes.allSatisfy(Self.selfGrantedScopes.contains) else {
+                throw RegistrationRefusal.metadata("a registration gets OpenID scopes and the code flow; API scopes and client_credentials "
+                                                   + "are added by the operator (ssoctl client update)")
+            }
+            guard metadata.jwks_uri == nil, metadata.backchannel_logout_uri == nil else {
+                throw RegistrationRefusal.metadata("jwks_uri and backchannel_logout_uri are set by the operator; send keys as jwks")
+            }
         }
         // RFC 7591 §2.1: response_types "code" goes with authorization_code.
         let responseTypes = metadata.response_types ?? (grantTypes.contains("authorization_code") ? ["code"] : [])
@@ -187,7 +227,7 @@ public final class DynamicRegistration {
         }
         var registration = ClientRegistration(
             clientID: clientID, redirectURIs: redirectURIs, postLogoutRedirectURIs: metadata.post_logout_redirect_uris ?? [],
-            scopes: (metadata.scope ?? "").split(separator: " ").map(String.init), secret: secret, grantTypes: grantTypes,
+            scopes: scopes, secret: secret, grantTypes: grantTypes,
             requireDPoP: metadata.dpop_bound_access_tokens ?? false, requirePAR: metadata.require_pushed_authorization_requests ?? false,
             displayName: metadata.client_name, backchannelLogoutURI: metadata.backchannel_logout_uri,
             authMethod: method, jwks: metadata.jwks?.text, jwksURI: metadata.jwks_uri,
