@@ -87,7 +87,7 @@ public struct AuthorizationRequestValidator {
         let (client, redirectURI) = try checkClientAndRedirectURI(parameters)
         // From here on, errors go back to the client, carrying its state.
         // An invalid state is not echoed: it could not be a value the client sent in good faith.
-        let state = (try? parameters.single("state")).flatMap { $0 }.flatMap { Self.isVSCHARs($0, limit: Self.maximumStateBytes) ? $0 : nil }
+        let state = Self.echoableState(parameters)
         func fail(_ error: OAuthError) -> AuthorizationFailure {
             .redirect(redirectURI: redirectURI, state: state, error: error)
         }
@@ -118,7 +118,7 @@ public struct AuthorizationRequestValidator {
         } catch let error as OAuthError {
             if let redirectURI = (try? parameters.single("redirect_uri")) ?? nil,
                RedirectURIMatcher.matches(requested: redirectURI, registered: client.redirectURIs) {
-                let state = (try? parameters.single("state")).flatMap { $0 }.flatMap { Self.isVSCHARs($0, limit: Self.maximumStateBytes) ? $0 : nil }
+                let state = Self.echoableState(parameters)
                 throw AuthorizationFailure.redirect(redirectURI: redirectURI, state: state, error: error)
             }
             throw AuthorizationFailure.errorPage(message: PageText("error.request_object"), description: error.description,
@@ -380,6 +380,12 @@ public struct AuthorizationRequestValidator {
         guard value.utf8.count <= limit else { throw OAuthError.invalidRequest("\(name) is too long") }
         guard Self.isVSCHARs(value, limit: limit) else { throw OAuthError.invalidRequest("\(name) must be printable ASCII") }
         return value
+    }
+
+    /// The `state` an error sent back to the client may carry: an invalid
+    /// one is not echoed, it could not be a value the client sent in good faith.
+    static func echoableState(_ parameters: FormParameters) -> String? {
+        (try? parameters.single("state")).flatMap { $0 }.flatMap { isVSCHARs($0, limit: maximumStateBytes) ? $0 : nil }
     }
 
     static func isVSCHARs(_ value: String, limit: Int) -> Bool {
