@@ -120,13 +120,8 @@ public final class ES256PrivateKey {
 
     /// The public JWK (RFC 7518 §6.2.1), coordinates padded to 32 bytes.
     public func publicJWK() throws -> ProofJWK {
-        func coordinate(_ name: String) throws -> [UInt8] {
-            var raw: OpaquePointer?
-            guard EVP_PKEY_get_bn_param(pkey, name, &raw) == 1, let bn = raw else { throw OpenSSLError("EVP_PKEY_get_bn_param(\(name))") }
-            let bytes = BigNumber(taking: bn).bigEndianBytes()
-            return [UInt8](repeating: 0, count: 32 - bytes.count) + bytes
-        }
-        return ProofJWK(kty: "EC", crv: "P-256", x: Base64URL.encode(try coordinate("qx")), y: Base64URL.encode(try coordinate("qy")))
+        ProofJWK(kty: "EC", crv: "P-256", x: Base64URL.encode(try IssuerPublicKey.coordinate(pkey, "qx")),
+                 y: Base64URL.encode(try IssuerPublicKey.coordinate(pkey, "qy")))
     }
 
     /// ES256 (RFC 7518 §3.4): the DER signature OpenSSL makes, as R || S.
