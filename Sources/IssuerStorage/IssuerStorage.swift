@@ -87,4 +87,11 @@ public protocol IssuerWrites {
     var federatedIdentities: any FederatedIdentityStore { get }
     /// Dynamic client registration's initial access tokens (RFC 7591 §3).
     var initialAccessTokens: any InitialAccessTokenStore { get }
+
+    /// Waits until no other write unit that called it, on any connection or
+    /// node, is open, and holds them off until this one ends: an
+    /// administrative change that checks what it read (an `If-Match`) and
+    /// then writes cannot interleave with another such change. Call it
+    /// first, before the reads the check depends on.
+    func serializeAdministrativeChanges() throws
 }

@@ -63,6 +63,11 @@ public protocol UserReads {
     func find(subject: String) throws -> User?
     /// Every user, by email.
     func list() throws -> [User]
+    /// Up to `limit` users whose id is above `afterID`, by id (the order
+    /// they were made in): one page of a walk that resumes where the last
+    /// page ended, so a user added meanwhile never shifts a page and no
+    /// user is seen twice. One indexed range read, whatever the table's size.
+    func page(afterID: Int64, limit: Int) throws -> [User]
 }
 
 public protocol UserStore: UserReads {

@@ -24,6 +24,11 @@ final class PostgreSQLUserStore: UserStore {
         try connection.lookup("SELECT \(Self.columns) FROM users ORDER BY email_key").map { Self.user($0) }
     }
 
+    func page(afterID: Int64, limit: Int) throws -> [User] {
+        try connection.lookup("SELECT \(Self.columns) FROM users WHERE id > $1 ORDER BY id LIMIT $2", [.integer(afterID), .integer(Int64(limit))])
+            .map { Self.user($0) }
+    }
+
     func insert(_ user: NewUser) throws -> User {
         let row = try connection.queryOne("""
             INSERT INTO users (subject, email, email_key, name, password_hash, roles, created_at, email_verified)

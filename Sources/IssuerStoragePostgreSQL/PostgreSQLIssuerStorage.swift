@@ -176,6 +176,15 @@ final class PostgreSQLStores {
 
     struct Writes: IssuerWrites {
         unowned let stores: PostgreSQLStores
+        /// A transaction-scoped advisory lock (released at COMMIT or
+        /// ROLLBACK): READ COMMITTED alone would let two changes read the same
+        /// row, both pass their check and the second overwrite the first.
+        func serializeAdministrativeChanges() throws {
+            try stores.users.connection.execute("SELECT 1 FROM pg_advisory_xact_lock($1)", [.integer(Self.administrativeLockKey)])
+        }
+
+        /// Any constant of our own: the lock names nothing in the schema.
+        static let administrativeLockKey: Int64 = 0x6761_7465_6164_6d6e   // "gateadmn"
         var users: any UserStore { stores.users }
         var totp: any TOTPStore { stores.totp }
         var clients: any ClientStore { stores.clients }

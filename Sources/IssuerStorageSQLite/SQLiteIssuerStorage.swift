@@ -132,6 +132,9 @@ final class SQLiteStores {
 
     struct Writes: IssuerWrites {
         unowned let stores: SQLiteStores
+        /// Nothing to do: a write unit is `BEGIN IMMEDIATE`, which already
+        /// holds every other writer off until it ends.
+        func serializeAdministrativeChanges() throws {}
         var users: any UserStore { stores.userStore }
         var totp: any TOTPStore { stores.totpStore }
         var clients: any ClientStore { stores.clientStore }

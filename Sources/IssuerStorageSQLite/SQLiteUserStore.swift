@@ -25,6 +25,11 @@ final class SQLiteUserStore: UserStore {
         try database.query("SELECT \(Self.columns) FROM users ORDER BY email").map { Self.user($0) }
     }
 
+    func page(afterID: Int64, limit: Int) throws -> [User] {
+        try database.query("SELECT \(Self.columns) FROM users WHERE id > ? ORDER BY id LIMIT ?", [.integer(afterID), .integer(Int64(limit))])
+            .map { Self.user($0) }
+    }
+
     func insert(_ user: NewUser) throws -> User {
         let row = try database.queryOne("""
             INSERT INTO users (subject, email, name, password_hash, roles, created_at, email_verified) VALUES (?, ?, ?, ?, ?, ?, ?)

@@ -175,6 +175,29 @@ final class ConcurrencyConformanceTests: ConformanceTestCase {
             XCTAssertEqual(try backend.storage.read.totp.recoveryCodesLeft(userID: id), 1, backend.name)
         }
     }
+
+    /// Twelve racing read-check-write units, each reading a counter and
+    /// writing it plus one after serializeAdministrativeChanges: no update
+    /// is lost (at READ COMMITTED, without the lock, two would read the
+    /// same value).
+    func testSerializedAdministrativeChangesLoseNoUpdate() throws {
+        try eachBackend { backend in
+            let user = try backend.storage.write {
+                try $0.users.insert(NewUser(subject: "sub-counter", email: "counter@example.com", name: "0", passwordHash: "hash", roles: ["user"],
+                                            createdAt: 100))
+            }
+            let outcomes = try race(backend) { storage in
+                try storage.write { tx in
+                    try tx.serializeAdministrativeChanges()
+                    let current = Int(try XCTUnwrap(tx.users.find(id: user.id)).name) ?? 0
+                    Thread.sleep(forTimeInterval: 0.002)
+                    _ = try tx.users.update(name: String(current + 1), roles: nil, userID: user.id)
+                }
+            }
+            XCTAssertTrue(outcomes.allSatisfy { if case .success = $0 { true } else { false } }, "\(backend.name): \(outcomes)")
+            XCTAssertEqual(try backend.storage.read.users.find(id: user.id)?.name, String(outcomes.count), backend.name)
+        }
+    }
 }
 
 /// A value shared by racing threads.

@@ -68,7 +68,7 @@ public final class APIRegistry {
         cached = nil
         return try storage.write { tx in
             let registered = try tx.apis.list()
-            if registered.contains(where: { $0.audience.bytesEqual(audience) }) { throw ValidationError("API \(audience) already exists") }
+            if registered.contains(where: { $0.audience.bytesEqual(audience) }) { throw ValidationError.conflict("API \(audience) already exists") }
             for scope in unique {
                 if let owner = registered.owner(of: scope) {
                     throw ValidationError("scope \(scope) is already owned by API \(owner.audience)")
@@ -87,7 +87,10 @@ public final class APIRegistry {
         cached = nil
         return try storage.write { tx in
             guard let api = try tx.apis.list().first(where: { $0.audience.bytesEqual(audience) }) else {
-                throw ValidationError("no API \(audience.debugDescription)")
+                throw ValidationError.notFound("no API \(audience.debugDescription)")
+            }
+            guard !AdminAPIScopes.isAdminAPI(api) else {
+                throw ValidationError("\(api.audience) is the admin API, which the issuer needs; turn it off with GATEHOUSE_ADMIN_API=off")
             }
             var changed: [String] = []
             for scope in api.scopes {

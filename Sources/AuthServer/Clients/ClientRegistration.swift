@@ -83,6 +83,12 @@ public struct ClientChanges: Sendable {
     public var removeScopes: [String] = []
     public var addGrantTypes: [String] = []
     public var removeGrantTypes: [String] = []
+    /// Whole lists replacing the stored ones (the admin API's PATCH),
+    /// applied before the additions and removals above.
+    public var redirectURIs: [String]?
+    public var postLogoutRedirectURIs: [String]?
+    public var scopes: [String]?
+    public var grantTypes: [String]?
     public var requireDPoP: Bool?
     public var requirePAR: Bool?
     /// 0 returns to the issuer's lifetime.
@@ -116,7 +122,8 @@ public struct ClientChanges: Sendable {
             && requirePAR == nil && accessTokenLifetime == nil && refreshTokenLifetime == nil && iosAppID == nil && androidPackage == nil
             && androidCertificateFingerprints == nil && displayName == nil && backchannelLogoutURI == nil
             && authMethod == nil && jwks == nil && jwksURI == nil && requireSignedRequestObject == nil
-            && idTokenAlgorithm == nil && profile == nil
+            && idTokenAlgorithm == nil && profile == nil && redirectURIs == nil && postLogoutRedirectURIs == nil && scopes == nil
+            && grantTypes == nil
     }
 
     /// True when the name is all that changes.

@@ -69,7 +69,7 @@ public final class ClientRegistry {
     /// Stores a prepared client inside the caller's write unit.
     func insert(_ client: Client, _ tx: any IssuerWrites) throws -> Client {
         try Self.checkSigningKey(for: client, tx)
-        guard try tx.clients.find(clientID: client.clientID) == nil else { throw ValidationError("client \(client.clientID) already exists") }
+        guard try tx.clients.find(clientID: client.clientID) == nil else { throw ValidationError.conflict("client \(client.clientID) already exists") }
         try tx.clients.insert(client, at: clock())
         guard let stored = try tx.clients.find(clientID: client.clientID) else {
             throw ValidationError("client \(client.clientID) vanished after insert")
@@ -83,7 +83,7 @@ public final class ClientRegistry {
         try rules.check(client)
         cached.removeAll()
         return try storage.write { tx in
-            guard try tx.clients.find(clientID: client.clientID) != nil else { throw ValidationError("no client \(client.clientID.debugDescription)") }
+            guard try tx.clients.find(clientID: client.clientID) != nil else { throw ValidationError.notFound("no client \(client.clientID.debugDescription)") }
             try Self.checkSigningKey(for: client, tx)
             _ = try tx.clients.update(client)
             return client
@@ -95,14 +95,19 @@ public final class ClientRegistry {
 
     /// Applies `changes` to the stored client, checks the result as `add`
     /// would, and stores it; a refusal changes nothing.
+    /// `expecting` sees the stored client first, after every other
+    /// administrative change has finished, and may refuse it (a stale
+    /// `If-Match`).
     @discardableResult
-    public func update(clientID: String, _ changes: ClientChanges) throws -> Client {
+    public func update(clientID: String, _ changes: ClientChanges, expecting: (Client) throws -> Void = { _ in }) throws -> Client {
         try Self.validate(clientID: clientID)
         guard !changes.isEmpty else { throw ValidationError("nothing to change: give at least one option (see --help)") }
         if !changes.changesOnlyTheName { try Self.refuseManaged(clientID, "changed except for its --name") }
         cached.removeAll()
         return try storage.write { tx in
-            guard let stored = try tx.clients.find(clientID: clientID) else { throw ValidationError("no client \(clientID.debugDescription)") }
+            try tx.serializeAdministrativeChanges()
+            guard let stored = try tx.clients.find(clientID: clientID) else { throw ValidationError.notFound("no client \(clientID.debugDescription)") }
+            try expecting(stored)
             let client = try Self.applying(changes, to: stored)
             try rules.check(client)
             try Self.checkSigningKey(for: client, tx)
@@ -118,7 +123,7 @@ public final class ClientRegistry {
         let secretHash = try hashSecret(secret)
         cached.removeAll()
         try storage.write { tx in
-            guard var client = try tx.clients.find(clientID: clientID) else { throw ValidationError("no client \(clientID.debugDescription)") }
+            guard var client = try tx.clients.find(clientID: clientID) else { throw ValidationError.notFound("no client \(clientID.debugDescription)") }
             guard client.isConfidential else {
                 throw ValidationError("client \(clientID) is public (its app holds no secret); register a confidential client instead")
             }
@@ -130,12 +135,15 @@ public final class ClientRegistry {
     /// Deletes the client and everything issued to it (ClientStore.delete);
     /// its access tokens stop working at the issuer at once (the verifier
     /// asks for the client) and at the APIs when they expire.
-    public func delete(clientID: String) throws {
+    public func delete(clientID: String, expecting: (Client) throws -> Void = { _ in }) throws {
         try Self.validate(clientID: clientID)
         try Self.refuseManaged(clientID, "deleted")
         cached.removeAll()
         try storage.write { tx in
-            guard try tx.clients.delete(clientID: clientID) else { throw ValidationError("no client \(clientID.debugDescription)") }
+            try tx.serializeAdministrativeChanges()
+            guard let stored = try tx.clients.find(clientID: clientID) else { throw ValidationError.notFound("no client \(clientID.debugDescription)") }
+            try expecting(stored)
+            guard try tx.clients.delete(clientID: clientID) else { throw ValidationError.notFound("no client \(clientID.debugDescription)") }
         }
     }
 
@@ -185,6 +193,10 @@ public final class ClientRegistry {
 
     static func applying(_ changes: ClientChanges, to stored: Client) throws -> Client {
         var client = stored
+        if let value = changes.redirectURIs { client.redirectURIs = unique(value) }
+        if let value = changes.postLogoutRedirectURIs { client.postLogoutRedirectURIs = unique(value) }
+        if let value = changes.scopes { client.scopes = unique(value) }
+        if let value = changes.grantTypes { client.grantTypes = unique(value) }
         client.redirectURIs = try edit(client.redirectURIs, adding: changes.addRedirectURIs, removing: changes.removeRedirectURIs,
                                        what: "redirect URI")
         client.postLogoutRedirectURIs = try edit(client.postLogoutRedirectURIs, adding: changes.addPostLogoutRedirectURIs,

@@ -72,7 +72,7 @@ public final class IdentityProviderRegistry {
                                         appleKey: appleKey, hostedDomain: registration.hostedDomain, createdAt: clock())
         try storage.write { tx in
             guard try tx.identityProviders.find(name: provider.name) == nil else {
-                throw ValidationError("an identity provider named \(provider.name) already exists")
+                throw ValidationError.conflict("an identity provider named \(provider.name) already exists")
             }
             try tx.identityProviders.insert(provider)
         }

@@ -266,16 +266,17 @@ public final class GettingIn {
     /// signs in to it) and a mail with a 7-day link to the page that sets
     /// one. Refused, with nothing written, for a taken address, invalid
     /// input, or an address past its mail limit.
-    public func invite(email: String, name: String, messages: Messages) throws -> User {
+    public func invite(email: String, name: String, roles: [String] = ["user"], messages: Messages) throws -> User {
         try UserAccounts.validate(email: email)
         _ = try MailAddress(email)
         try UserAccounts.validate(name: name)
+        try UserAccounts.validate(roles: roles)
         let now = clock()
         return try storage.write { tx in
             try tx.mailOutbox.holdRecipient(email)
-            guard try tx.users.find(email: email) == nil else { throw ValidationError("a user with email \(email) already exists") }
+            guard try tx.users.find(email: email) == nil else { throw ValidationError.conflict("a user with email \(email) already exists") }
             let user = try tx.users.insert(NewUser(subject: SecureRandom.token(byteCount: 16), email: email, name: name, passwordHash: "",
-                                                   roles: ["user"], createdAt: now, emailVerified: false))
+                                                   roles: roles, createdAt: now, emailVerified: false))
             let token = AccountLinkTokens.make()
             try tx.accountLinks.issue(NewAccountLink(tokenHash: SecretHash.of(token), purpose: .invitation, userID: user.id, createdAt: now,
                                                      expiresAt: now + AccountLinkTokens.invitationLifetime),

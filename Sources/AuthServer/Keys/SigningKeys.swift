@@ -127,10 +127,10 @@ public final class SigningKeys {
     /// signed stop verifying once verifiers refresh. The active key cannot be
     /// retired while no other key can take over: rotate first.
     public func retire(kid: String) throws {
-        guard let record = try all().first(where: { $0.kid.bytesEqual(kid) }) else { throw KeyStoreError(description: "no key with kid \(kid)") }
+        guard let record = try all().first(where: { $0.kid.bytesEqual(kid) }) else { throw ValidationError.notFound("no key with kid \(kid)") }
         switch record.state {
-        case .active: throw KeyStoreError(description: "\(kid) is the active key; rotate first, then retire it")
-        case .retired: throw KeyStoreError(description: "\(kid) is already retired")
+        case .active: throw ValidationError.conflict("\(kid) is the active key; rotate first, then retire it")
+        case .retired: throw ValidationError.conflict("\(kid) is already retired")
         default: break
         }
         try storage.write { try $0.signingKeys.retire(kid: record.kid, at: clock()) }

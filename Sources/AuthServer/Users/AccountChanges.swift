@@ -95,7 +95,7 @@ public final class AccountChanges {
         return try storage.write { tx in
             let user = try UserAccounts.existing(email: email, in: tx.users)
             guard let changed = try tx.users.update(name: name, roles: roles, userID: user.id) else {
-                throw ValidationError("no user with email \(email)")
+                throw ValidationError.notFound("no user with email \(email)")
             }
             return changed
         }
@@ -129,13 +129,18 @@ public final class AccountChanges {
     /// Throws for an unknown sid; an ended session is ended again
     /// harmlessly (its credentials were revoked with it).
     @discardableResult
-    public func endSession(sid: String) throws -> SSOSessionListing {
+    public func endSession(sid: String, expecting: (SSOSessionListing) throws -> Void = { _ in }) throws -> SSOSessionListing {
         let now = clock()
-        guard !sid.isEmpty, sid.utf8.count <= 64, let listing = try storage.read.sessions.listing(sid: sid, now: now) else {
-            throw ValidationError("no session with sid \(sid.debugDescription)")
+        guard !sid.isEmpty, sid.utf8.count <= 64 else { throw ValidationError.notFound("no session with sid \(sid.debugDescription)") }
+        return try storage.write { tx in
+            try tx.serializeAdministrativeChanges()
+            guard let listing = try tx.sessions.listing(sid: sid, now: now) else {
+                throw ValidationError.notFound("no session with sid \(sid.debugDescription)")
+            }
+            try expecting(listing)
+            try SessionBoundCredentials.endSession(sid, tx, now: now)
+            return listing
         }
-        try storage.write { tx in try SessionBoundCredentials.endSession(sid, tx, now: now) }
-        return listing
     }
 
     /// The user's own change on /account: the new password is set, and
@@ -159,7 +164,7 @@ public final class AccountChanges {
         }
     }
 
-    private func endSignIns(of user: User, _ tx: any IssuerWrites, reason: SessionEndReason) throws -> AccountChangeResult {
+    func endSignIns(of user: User, _ tx: any IssuerWrites, reason: SessionEndReason) throws -> AccountChangeResult {
         let ended = try SessionBoundCredentials.endEverySession(userID: user.id, tx, now: clock(), reason: reason)
         try tx.pendingAuthorizations.clearMarks(userID: user.id)
         return AccountChangeResult(user: user, endedSessions: ended)

@@ -35,10 +35,15 @@ extension AccountChanges {
     /// revocation. An account added later with the same address gets a new
     /// random `sub`, and nothing of the old one.
     @discardableResult
-    public func delete(email: String) throws -> ErasedAccount {
+    /// `expecting` sees the account first, after every other
+    /// administrative change has finished, and may refuse it (a stale
+    /// `If-Match`, or not the account the caller meant).
+    public func delete(email: String, expecting: (User) throws -> Void = { _ in }) throws -> ErasedAccount {
         let now = clock()
         return try storage.write { tx in
+            try tx.serializeAdministrativeChanges()
             let user = try UserAccounts.existing(email: email, in: tx.users)
+            try expecting(user)
             let ended = try tx.sessions.endAll(userID: user.id, at: now, reason: .userDisabled)
             // Told before the rows go: the notice keeps the subject and sid.
             for sid in ended { try BackchannelLogoutQueue.notify(endedSID: sid, reason: .userDisabled, tx, now: now) }
@@ -52,7 +57,7 @@ extension AccountChanges {
                 totp: try tx.totp.remove(userID: user.id),
                 passkeys: try tx.passkeys.removeAll(userID: user.id))
             try LoginThrottle.forgetAccount(userID: user.id, tx, now: now)
-            guard try tx.users.delete(userID: user.id) else { throw ValidationError("no user with email \(email)") }
+            guard try tx.users.delete(userID: user.id) else { throw ValidationError.notFound("no user with email \(email)") }
             return erased
         }
     }

@@ -21,7 +21,7 @@ public final class UserAccounts {
         try Self.validate(roles: roles)
         let hash = try hasher.hash(password: password)
         return try storage.write { tx in
-            guard try tx.users.find(email: email) == nil else { throw ValidationError("a user with email \(email) already exists") }
+            guard try tx.users.find(email: email) == nil else { throw ValidationError.conflict("a user with email \(email) already exists") }
             return try tx.users.insert(NewUser(subject: SecureRandom.token(byteCount: 16), email: email, name: name, passwordHash: hash,
                                                roles: roles, createdAt: clock()))
         }
@@ -43,7 +43,7 @@ public final class UserAccounts {
         if FormParameters.firstControlCharacter(in: email) != nil {
             throw ValidationError("the email \(email.debugDescription) contains a control character")
         }
-        guard let user = try users.find(email: email) else { throw ValidationError("no user with email \(email)") }
+        guard let user = try users.find(email: email) else { throw ValidationError.notFound("no user with email \(email)") }
         return user
     }
     public func find(id: Int64) throws -> User? { try storage.read.users.find(id: id) }
