@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "revoke", targets: ["revoke"]),
         .executable(name: "introspect", targets: ["introspect"]),
         .executable(name: "par", targets: ["par"]),
+        .executable(name: "admin", targets: ["admin"]),
         .executable(name: "ops", targets: ["ops"]),
         .executable(name: "api-a", targets: ["api-a"]),
         .executable(name: "api-b", targets: ["api-b"]),
@@ -91,6 +92,7 @@ let package = Package(
         .executableTarget(name: "revoke", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         .executableTarget(name: "introspect", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         .executableTarget(name: "par", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
+        .executableTarget(name: "admin", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         // The ops listener: metrics, liveness, readiness (loopback only).
         .executableTarget(name: "ops", dependencies: ["SSOCore", "AuthServer", "IssuerComposition"]),
         // The resource servers: SSOCore and ResourceServer only, never AuthServer.

@@ -25,7 +25,7 @@ PYTHON_MODULES+=(aiosmtpd)
 PYTHON_MODULES+=(requests_oauth2client=requests-oauth2client)
 
 # The responders: one executable each, one pool of processes each.
-ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect par ops)
+ISSUER_RESPONDERS=(discovery jwks authorize login token userinfo logout revoke introspect par ops admin)
 API_RESPONDERS=(api-a api-b)
 # Scripts/bench adds the reference responder: the same runtime doing nothing.
 [ -n "${GATEHOUSE_BENCH:-}" ] && API_RESPONDERS+=(hello-fcgi)

@@ -21,7 +21,7 @@ struct SessionsCommand: ParsableCommand {
             var userID: Int64?
             if let email { userID = attempt { try context.users.existing(email: email) }.id }
             let sessions = attempt { try context.services.sessions.list(userID: userID) }
-            if json { return printJSON(sessions.map(SessionJSON.init)) }
+            if json { return printJSON(sessions.map { SessionJSON($0) }) }
             printTable(["SID", "USER", "AUTH_TIME", "CREATED", "EXPIRES", "STATE", "AMR"], sessions.map {
                 [$0.sid, $0.email, formatTime($0.authTime), formatTime($0.createdAt), formatTime($0.expiresAt), $0.state.rawValue,
                  $0.amr.joined(separator: ",")]

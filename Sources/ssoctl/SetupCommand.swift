@@ -34,6 +34,8 @@ struct SetupCommand: ParsableCommand {
         // Before the demo clients, whose scopes must be registered first.
         attempt { try DemoData.ensureAPIs(context.services, config: context.config, demo: demo) }
         if demo { setUpDemo(context) }
+        // Every home, new or old: the admin API's own registration (its scopes).
+        attempt { try AdminAPIScopes.ensureRegistered(context.services.apis, issuer: context.config.issuer) }
         created += demoInventory(context).subtracting(demoBefore).sorted()
         // Every home, new or old: the account page signs browsers in through it.
         if attempt({ try AccountClient.ensure(context.services) }) { created.append("client " + AccountClient.id) }

@@ -185,7 +185,7 @@ struct UserCommand: ParsableCommand {
         func run() throws {
             let context = try Context.open()
             let users = attempt { try context.users.list() }
-            if json { return printJSON(users.map(UserJSON.init)) }
+            if json { return printJSON(users.map { UserJSON($0) }) }
             printTable(["EMAIL", "NAME", "ROLES", "STATE", "VERIFIED", "SUB"],
                        users.map { [$0.email, $0.name, $0.roles.joined(separator: ","), $0.disabled ? "disabled" : "active",
                                     $0.emailVerified ? "yes" : "no", $0.subject] })

@@ -37,7 +37,7 @@ final class RouteTableTests: XCTestCase {
     func testAMethodOutsideTheRowIs405WithAllow() throws {
         for (process, table) in try tables() {
             for endpoint in table.endpoints {
-                let response = try table.respond(to: Request(method: "PATCH", path: endpoint.path))
+                let response = try table.respond(to: Request(method: "TRACE", path: endpoint.path))
                 XCTAssertEqual(response.status, 405, "\(process.rawValue) \(endpoint.path)")
                 XCTAssertEqual(response.header("Allow"), endpoint.methods.names.joined(separator: ", "), endpoint.path)
             }

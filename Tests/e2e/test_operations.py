@@ -75,7 +75,7 @@ def test_health_live_and_ready_answer_200_with_every_pool_and_check_named(stack)
     live = ops(stack, "/health/live")
     assert live.status_code == 200 and live.json()["status"] == "live", live.text
     pools = live.json()["checks"]
-    for pool in ("discovery", "jwks", "authorize", "login", "token", "userinfo", "logout", "revoke", "introspect", "par", "ops",
+    for pool in ("discovery", "jwks", "authorize", "login", "token", "userinfo", "logout", "revoke", "introspect", "par", "ops", "admin",
                  "api-a", "api-b"):
         assert pools.get(pool) == "ok", (pool, pools)
     ready = ops(stack, "/health/ready")

@@ -176,6 +176,11 @@ struct ClientRules {
             guard registered.isKnown(scope) else {
                 throw ValidationError("unknown scope \(scope) (register the API that owns it first: ssoctl api add AUDIENCE --scope \(scope))")
             }
+            // The admin API takes only tokens that speak for no user: its
+            // scopes are for machine clients (client_credentials).
+            if AdminAPIScopes.all.containsBytes(scope) && !client.allows(grantType: "client_credentials") {
+                throw ValidationError("scope \(scope) is the admin API's: only a client with --grant client_credentials may hold it")
+            }
         }
         if !signsUsersIn {
             if let standard = client.scopes.first(where: StandardScopes.contains) {

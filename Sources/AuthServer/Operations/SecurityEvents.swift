@@ -98,8 +98,11 @@ public enum SecurityEvents {
 
     /// `command` (e.g. "user add") acted on `target` (an email, a client_id,
     /// an audience, a kid or a sid); `actor` is the operating-system user.
-    public static func adminChange(_ command: String, target: String?, actor: String, user: String? = nil, client: String? = nil) {
-        AuditLog.record(AuditEvent(event: "admin_change", user: user, client: client, reason: command, actor: actor, target: target))
+    /// `ip`: the caller's address, for a change made through the admin API
+    /// (`actor` is then the calling client's id).
+    public static func adminChange(_ command: String, target: String?, actor: String, user: String? = nil, client: String? = nil,
+                                   ip: String? = nil) {
+        AuditLog.record(AuditEvent(event: "admin_change", user: user, client: client, ip: ip, reason: command, actor: actor, target: target))
     }
 
     /// The signed-in user added a passkey on /account (`reason`: its name).

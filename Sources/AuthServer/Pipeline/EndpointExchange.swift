@@ -14,6 +14,11 @@ public struct EndpointExchange {
     /// True when `parameters` came from a POST's body (EndpointInput.formOrQuery).
     public internal(set) var parametersFromBody = false
 
+    /// The named segments of a templated row's path (RouteTable).
+    var pathParameters: [String: String] = [:]
+    /// AdminAuthorization: the machine client calling the admin API.
+    var adminCaller: AdminCaller?
+
     /// ClientAuthentication: the authenticated client.
     var authenticatedClient: Client?
     /// IssuerDPoPProof: the verified proof, when one was sent.
@@ -40,6 +45,9 @@ public struct EndpointExchange {
         return account
     }
     func signIn() throws -> PendingSignIn.Value { try required(pendingSignIn, "PendingSignIn") }
+    func admin() throws -> AdminCaller { try required(adminCaller, "AdminAuthorization") }
+    /// The value of the row path's `{name}` segment.
+    func pathParameter(_ name: String) throws -> String { try required(pathParameters[name], "a {\(name)} segment in the row's path") }
 
     func required<Value>(_ value: Value?, _ guardName: String) throws -> Value {
         guard let value else { throw RouteTableMistake(missing: guardName) }

@@ -19,10 +19,14 @@ public struct EndpointResponder: Responder {
 
     var prologue: Endpoint { rows[0] }
 
-    public func respond(to request: Request) throws -> Response {
+    public func respond(to request: Request) throws -> Response { try respond(to: request, pathParameters: [:]) }
+
+    /// `pathParameters`: the named segments of a templated row's path (RouteTable).
+    func respond(to request: Request, pathParameters: [String: String]) throws -> Response {
         let endpoint = prologue
-        guard endpoint.methods.allows(request.method) else { return .methodNotAllowed(allowed: endpoint.methods.names) }
+        guard endpoint.methods.allows(request.method) else { return endpoint.errors.methodNotAllowed(allowed: endpoint.methods.names) }
         var exchange = EndpointExchange(request: request)
+        exchange.pathParameters = pathParameters
         var response: Response
         do {
             for check in endpoint.guards {

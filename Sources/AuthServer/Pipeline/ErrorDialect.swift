@@ -9,9 +9,13 @@ import SSOCore
 public protocol ErrorDialect {
     /// The response for `error`, or nil when this dialect has no words for it.
     func response(for error: any Error, _ exchange: EndpointExchange) throws -> Response?
+    /// RFC 9110 §15.5.6: 405 with `Allow`, in the dialect's format.
+    func methodNotAllowed(allowed: [String]) -> Response
 }
 
 extension ErrorDialect {
+    public func methodNotAllowed(allowed: [String]) -> Response { .methodNotAllowed(allowed: allowed) }
+
     func render(_ error: any Error, _ exchange: EndpointExchange) throws -> Response {
         if let response = try response(for: error, exchange) { return response }
         if let known = error as? HTTPResponseError { return known.response.logging(known.logDetail) }

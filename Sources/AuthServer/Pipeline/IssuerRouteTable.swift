@@ -3,7 +3,7 @@ import SSOCore
 
 /// The issuer's processes, one FastCGI pool each behind nginx.
 public enum IssuerProcess: String, CaseIterable, Sendable {
-    case authorize, login, token, jwks, discovery, userinfo, logout, revoke, introspect, par, ops
+    case authorize, login, token, jwks, discovery, userinfo, logout, revoke, introspect, par, ops, admin
 
     /// The processes that render pages or page texts, and so load the
     /// message catalogue.
@@ -39,6 +39,8 @@ public enum IssuerRouteTable {
         // pushed authorization requests and dynamic registration.
         case .par: return [try PushedAuthorizationResponder(services: services), RegistrationResponder(services: services)]
         case .ops: return [OpsResponder(services: services, settings: OpsSettings.of(home: config.home))]
+        // The admin API (GATEHOUSE_ADMIN_API=off: none of its rows).
+        case .admin: return [try AdminAPIResponder(services: services, config: config)]
         }
     }
 

@@ -58,6 +58,9 @@ public struct GatehouseConfig: Sendable {
     /// `GATEHOUSE_MAIL_FROM`: the From address of the issuer's mail; nil:
     /// `no-reply@` the issuer's host.
     public var mailFrom: String?
+    /// `GATEHOUSE_ADMIN_API`: the admin API under `ISSUER/admin/v1/` (on
+    /// unless set off; it answers only tokens of clients granted its scopes).
+    public var adminAPI: Bool
 
     /// The issuer's SQLite file (the default storage backend).
     public var databasePath: String { home + "/gatehouse.sqlite" }
@@ -128,6 +131,7 @@ public struct GatehouseConfig: Sendable {
         brand = try BrandSettings(values: values)
         signup = try SignupMode.parse(values["GATEHOUSE_SIGNUP"])
         mailFrom = values["GATEHOUSE_MAIL_FROM"].flatMap { $0.isEmpty ? nil : $0 }
+        adminAPI = try Self.flag("GATEHOUSE_ADMIN_API", values["GATEHOUSE_ADMIN_API"].flatMap { $0.isEmpty ? nil : $0 } ?? "on")
     }
 
     /// The message catalogues `ssoctl pages` wrote.

@@ -1,0 +1,28 @@
+import SSOCore
+
+/// Checks every admin operation makes of the parts of a request it does
+/// not use: they must be empty, so a misplaced parameter is an error, not
+/// a no-op.
+enum AdminRequest {
+    /// Only `allowed` may be in the query.
+    static func noQuery(_ exchange: EndpointExchange, except allowed: Set<String> = []) throws {
+        if let name = exchange.parameters.names.first(where: { !allowed.contains($0) }) {
+            throw AdminProblem.invalidQuery("this operation takes no query parameter \(name.debugDescription)")
+        }
+    }
+
+    /// An action with nothing to say (`POST …/unlock`): no body, or `{}`.
+    static func noBody(_ exchange: EndpointExchange) throws {
+        try AdminBody(exchange.request, allowEmpty: true).allowOnly([])
+    }
+}
+
+/// The admin API's side of the audit log: one `admin_change` line per
+/// change, in `ssoctl`'s words (`reason` is the command it amounts to),
+/// with the calling client as `actor` and its address as `ip`. Never a
+/// password, secret or token.
+enum AdminAPIAudit {
+    static func changed(_ command: String, target: String?, _ caller: AdminCaller, user: String? = nil, client: String? = nil) {
+        SecurityEvents.adminChange(command, target: target, actor: caller.clientID, user: user, client: client, ip: caller.ip)
+    }
+}
