@@ -70,7 +70,7 @@ def children(parent):
 def test_responders_run_as_gatehouse_and_nginx_workers_as_gatehouse_web(stack):
     gatehouse, web = pwd.getpwnam("gatehouse"), pwd.getpwnam("gatehouse-web")
     slots = [name[:-4] for name in os.listdir(os.path.join(stack.home, "run", "pids")) if name.endswith(".pid") and name != "nginx.pid"]
-    assert len(slots) == 2 * 13 + 1, slots  # 11 issuer responders (ops included), api-a, api-b; the mail sender
+    assert len(slots) == 2 * 14 + 1, slots  # 12 issuer responders (ops and admin included), api-a, api-b; the mail sender
     for slot in slots:
         assert ids(stack.pid(slot)) == ([gatehouse.pw_uid] * 4, [gatehouse.pw_gid] * 4), slot
     master = stack.pid("nginx")
