@@ -113,6 +113,10 @@ public protocol SSOSessionReads {
     func liveSignIn(sid: String, now: Int64) throws -> LiveSignIn?
     /// Every session, newest first, or only `userID`'s.
     func list(userID: Int64?, now: Int64) throws -> [SSOSessionListing]
+    /// Up to `limit` of those, after the session created at `after.createdAt`
+    /// with sid `after.sid` in that order (newest first, then by sid as
+    /// bytes): one page of a walk that resumes where the last one ended.
+    func page(userID: Int64?, after: (createdAt: Int64, sid: String)?, limit: Int, now: Int64) throws -> [SSOSessionListing]
     /// One session by sid, live or not.
     func listing(sid: String, now: Int64) throws -> SSOSessionListing?
     /// `userID`'s live sessions, newest first, each with where it began and

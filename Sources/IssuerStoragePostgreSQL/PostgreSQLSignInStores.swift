@@ -41,6 +41,16 @@ final class PostgreSQLSSOSessionStore: SSOSessionStore {
             """, [PostgreSQLValue(userID)]).map { Self.listing($0, now: now) }
     }
 
+    func page(userID: Int64?, after: (createdAt: Int64, sid: String)?, limit: Int, now: Int64) throws -> [SSOSessionListing] {
+        try connection.lookup("""
+            SELECT \(Self.listingColumns) FROM sso_sessions s JOIN users u ON u.id = s.user_id
+            WHERE ($1::bigint IS NULL OR s.user_id = $1::bigint)
+              AND ($2::bigint IS NULL OR s.created_at < $2::bigint OR (s.created_at = $2::bigint AND s.sid COLLATE "C" > $3::text))
+            ORDER BY s.created_at DESC, s.sid COLLATE "C" LIMIT $4
+            """, [PostgreSQLValue(userID), PostgreSQLValue(after?.createdAt), .text(after?.sid ?? ""), .integer(Int64(limit))])
+            .map { Self.listing($0, now: now) }
+    }
+
     func listing(sid: String, now: Int64) throws -> SSOSessionListing? {
         try connection.lookupOne("SELECT \(Self.listingColumns) FROM sso_sessions s JOIN users u ON u.id = s.user_id WHERE s.sid = $1",
                                 [.text(sid)]).map { Self.listing($0, now: now) }

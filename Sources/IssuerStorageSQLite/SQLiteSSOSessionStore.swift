@@ -42,6 +42,15 @@ final class SQLiteSSOSessionStore: SSOSessionStore {
             """, [userID.map { .integer($0) } ?? .null]).map { Self.listing($0, now: now) }
     }
 
+    func page(userID: Int64?, after: (createdAt: Int64, sid: String)?, limit: Int, now: Int64) throws -> [SSOSessionListing] {
+        try database.query("""
+            SELECT \(Self.listingColumns) FROM sso_sessions s JOIN users u ON u.id = s.user_id
+            WHERE (?1 IS NULL OR s.user_id = ?1) AND (?2 IS NULL OR s.created_at < ?2 OR (s.created_at = ?2 AND s.sid > ?3))
+            ORDER BY s.created_at DESC, s.sid LIMIT ?4
+            """, [userID.map { .integer($0) } ?? .null, after.map { .integer($0.createdAt) } ?? .null, .text(after?.sid ?? ""),
+                  .integer(Int64(limit))]).map { Self.listing($0, now: now) }
+    }
+
     func listing(sid: String, now: Int64) throws -> SSOSessionListing? {
         try database.queryOne("""
             SELECT \(Self.listingColumns) FROM sso_sessions s JOIN users u ON u.id = s.user_id WHERE s.sid = ?

@@ -187,6 +187,35 @@ final class AdminAPITests: SignInTestCase {
         XCTAssertNil(PathTemplate("/admin/v1/users"))
     }
 
+    func testAMemberGivenTwiceIsRefusedAtAnyDepth() throws {
+        XCTAssertEqual(JSONDuplicateMembers.first(in: Array(#"{"a":{"b":1,"b":2}}"#.utf8)), "b")
+        XCTAssertEqual(JSONDuplicateMembers.first(in: Array(#"{"\u0061":1,"a":2}"#.utf8)), "a", "the same name, escaped")
+        XCTAssertNil(JSONDuplicateMembers.first(in: Array(#"{"x":"\"b\"","b":[{"b":1},{"b":1}],"c":{"b":1}}"#.utf8)))
+        XCTAssertNil(JSONDuplicateMembers.first(in: Array(#"[{"a":1},{"a":1}]"#.utf8)))
+        let writer = try token("provisioning", scope: AdminAPIScopes.write)
+        try assertDatabaseUnchanged("a member given twice") {
+            assertProblem(call("POST", "/users", token: writer,
+                               json: #"{"email":"x@example.com","name":"X","password":"a long enough password","roles":["admin"],"roles":["user"]}"#),
+                          400, "urn:gatehouse:admin:malformed-body")
+            assertProblem(call("POST", "/users", token: writer, json: #"{"email":"x@example.com","name":"X","password":"a long enough password","roles":[]}"#),
+                          400, "urn:gatehouse:admin:invalid-value")
+        }
+    }
+
+    func testAClientLeftWithTheReadScopeStillReads() throws {
+        try issuer.clients.add(ClientRegistration(clientID: "both", scopes: AdminAPIScopes.all, secret: Self.secret, grantTypes: ["client_credentials"]))
+        let both = try token("both", scope: AdminAPIScopes.all.joined(separator: " "))
+        var changes = ClientChanges()
+        changes.removeScopes = [AdminAPIScopes.write]
+        try issuer.clients.update(clientID: "both", changes)
+        XCTAssertEqual(call("GET", "/keys", token: both).status, 200)
+        assertProblem(call("POST", "/keys/rotate", token: both), 403, "about:blank")
+        // Only a machine client may hold the scopes: never one that signs users in.
+        XCTAssertThrowsError(try issuer.clients.add(ClientRegistration(clientID: "hybrid", redirectURIs: ["https://app.example/cb"],
+                                                                       scopes: ["openid", AdminAPIScopes.read], secret: Self.secret,
+                                                                       grantTypes: ["authorization_code", "client_credentials"])))
+    }
+
     func testOffMeansNoRows() throws {
         var config = issuer.config
         config.adminAPI = false

@@ -19,6 +19,37 @@ final class AdminAPIConformanceTests: ConformanceTestCase {
         }
     }
 
+    /// Sessions newest first, ties by sid as bytes, a page at a time after
+    /// a (created_at, sid) key, for everyone or one user.
+    func testSessionsComeAPageAtATimeNewestFirstAndTiesBySidBytes() throws {
+        try eachBackend { backend in
+            let alice = try insertUser("alice@example.com", backend.storage)
+            let bob = try insertUser("bob@example.com", backend.storage)
+            try backend.storage.write { tx in
+                for (sid, user, createdAt) in [("b", alice.id, 200), ("a", alice.id, 200), ("Z", bob.id, 200), ("c", alice.id, 300),
+                                               ("d", bob.id, 100)] as [(String, Int64, Int64)] {
+                    try tx.sessions.insert(SSOSession(sid: sid, userID: user, authTime: createdAt, expiresAt: 10_000, amr: ["pwd"]),
+                                           secretHash: Array(sid.utf8), createdAt: createdAt)
+                }
+            }
+            let read = backend.storage.read.sessions
+            func walk(_ userID: Int64?) throws -> [String] {
+                var seen: [String] = []
+                var after: (createdAt: Int64, sid: String)?
+                while true {
+                    let page = try read.page(userID: userID, after: after, limit: 2, now: 50)
+                    seen += page.map(\.sid)
+                    guard page.count == 2, let last = page.last else { return seen }
+                    after = (last.createdAt, last.sid)
+                }
+            }
+            XCTAssertEqual(try walk(nil), ["c", "Z", "a", "b", "d"], "\(backend.name): newest first, then by sid as bytes (Z before a)")
+            XCTAssertEqual(try walk(alice.id), ["c", "a", "b"], backend.name)
+            XCTAssertEqual(try read.page(userID: nil, after: nil, limit: 10, now: 50).map(\.sid),
+                           try read.list(userID: nil, now: 50).map(\.sid), "\(backend.name): the same order as list")
+        }
+    }
+
     func insertUser(_ email: String, _ storage: any IssuerStorage) throws -> User {
         try storage.write {
             try $0.users.insert(NewUser(subject: "sub-" + UUID().uuidString, email: email, name: "0", passwordHash: "hash", roles: ["user"],

@@ -250,13 +250,19 @@ def test_a_token_narrowed_to_the_read_scope_cannot_write(stack):
 
 def test_a_users_token_is_refused_even_when_its_client_holds_the_scope(stack, admin):
     hybrid, secret = name("hybrid"), given("hybrid-secret-" + secrets.token_hex(12))
-    ok(stack.ssoctl("client", "add", hybrid, "--redirect-uri", "https://hybrid.example.test/cb", "--grant", "authorization_code",
-                    "--grant", "refresh_token", "--grant", "client_credentials", "--scope", "openid", "--scope", ADMIN,
-                    "--secret-stdin", input=secret + "\n"))
+    # The rules give the admin scopes to machine clients alone: a client that
+    # also signs users in may not hold them, and nothing changes.
     before = stack.database_dump()
-    dropped = stack.ssoctl("client", "update", hybrid, "--remove-grant", "client_credentials")
-    assert dropped.returncode == 1 and "client_credentials" in dropped.stderr, dropped.stderr
+    refused = stack.ssoctl("client", "add", hybrid, "--redirect-uri", "https://hybrid.example.test/cb", "--grant", "authorization_code",
+                           "--grant", "refresh_token", "--grant", "client_credentials", "--scope", "openid", "--scope", ADMIN,
+                           "--secret-stdin", input=secret + "\n")
+    assert refused.returncode == 1 and "client_credentials alone" in refused.stderr, refused.stderr
     assert stack.database_dump() == before
+    # Past the rules (a row written by hand, before any process has read the
+    # client), the admin API itself still refuses a token that speaks for a user.
+    ok(stack.ssoctl("client", "add", hybrid, "--redirect-uri", "https://hybrid.example.test/cb", "--grant", "authorization_code",
+                    "--grant", "refresh_token", "--grant", "client_credentials", "--scope", "openid", "--secret-stdin", input=secret + "\n"))
+    stack.execute("UPDATE clients SET scopes = ? WHERE client_id = ?", "openid " + ADMIN, hybrid)
     user, password = new_user(admin)
     http = client(stack, fresh_address())
     app = App(stack, http, client_id=hybrid, redirect_uri="https://hybrid.example.test/cb", scope=f"openid {ADMIN}")

@@ -37,7 +37,7 @@ struct AdminAPIs {
         let api = try services.apis.add(audience: audience, name: name, scopes: scopes)
         AdminAPIAudit.changed("api add", target: api.audience, caller)
         let location = services.settings.issuer + Self.path + "?" + FormParser.encode([("audience", api.audience)])
-        return try .json(APIJSON(api), status: 201, headers: [("Location", location)])
+        return try AdminETag.answer(APIJSON(api), status: 201, headers: [("Location", location)])
             .logging("admin API: \(caller.clientID) added API \(api.audience)")
     }
 
@@ -48,7 +48,7 @@ struct AdminAPIs {
             throw AdminProblem.invalidQuery("DELETE names the API to remove: ?audience=")
         }
         let caller = try exchange.admin()
-        let changed = try services.apis.remove(audience: audience)
+        let changed = try services.apis.remove(audience: audience) { api in try AdminETag.check(exchange.request, current: APIJSON(api)) }
         AdminAPIAudit.changed("api remove", target: audience, caller)
         struct Body: Encodable { let clients_changed: [String] }
         return try .json(Body(clients_changed: changed)).logging("admin API: \(caller.clientID) removed API \(audience)")

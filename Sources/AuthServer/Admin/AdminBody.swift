@@ -29,6 +29,12 @@ struct AdminBody {
         guard let object = try? JSON.decoder.decode([String: JSONValue].self, from: Data(request.body)) else {
             throw AdminProblem.malformed("the body is not a JSON object")
         }
+        // RFC 8259 §4: "The names within an object SHOULD be unique"; the
+        // decoder would keep one of two silently, while a proxy or policy in
+        // front may have read the other.
+        if let name = JSONDuplicateMembers.first(in: request.body) {
+            throw AdminProblem.malformed("the member \(name.debugDescription) appears twice in one object")
+        }
         members = object
     }
 
@@ -109,5 +115,58 @@ struct AdminBody {
             throw AdminProblem(400, .invalidValue, "Invalid value", "the body needs \(name.debugDescription)", member: name)
         }
         return value
+    }
+}
+
+/// Finds a member name given twice in one object, at any depth, of a JSON
+/// text already known to be valid (the decoder read it first). Names are
+/// compared as Swift strings, as the decoder's dictionary compares them,
+/// so two spellings it would merge count as one name given twice.
+enum JSONDuplicateMembers {
+    static func first(in bytes: [UInt8]) -> String? {
+        // One entry per open container: the names seen so far in an
+        // object, nil for an array.
+        var open: [Set<String>?] = []
+        var expectingName = false
+        var index = 0
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                open.append([])
+                expectingName = true
+            case UInt8(ascii: "["):
+                open.append(nil)
+                expectingName = false
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                open.removeLast()
+                expectingName = false
+            case UInt8(ascii: ","):
+                expectingName = open.last.map { $0 != nil } ?? false
+            case UInt8(ascii: "\""):
+                let end = endOfString(bytes, from: index)
+                if expectingName, let last = open.last, var names = last {
+                    let name = (try? JSON.decoder.decode(String.self, from: Data(bytes[index..<end])))
+                        ?? String(decoding: bytes[index..<end], as: UTF8.self)
+                    if names.contains(name) { return name }
+                    names.insert(name)
+                    open[open.count - 1] = names
+                    expectingName = false
+                }
+                index = end
+                continue
+            default: break
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// The index just past the string that opens at `start` (a quote).
+    static func endOfString(_ bytes: [UInt8], from start: Int) -> Int {
+        var index = start + 1
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+            index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+        }
+        return min(index + 1, bytes.count)
     }
 }

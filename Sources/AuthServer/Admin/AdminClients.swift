@@ -70,7 +70,7 @@ struct AdminClients {
         AdminAPIAudit.changed("client add", target: client.clientID, caller, client: client.clientID)
         refreshAppLinkFiles()
         return try .json(NewClient(client: ClientJSON(client), secret: made), status: 201,
-                         headers: [("Location", services.settings.issuer + Self.path + "/" + client.clientID), ("ETag", try AdminETag.of(ClientJSON(client)))])
+                         headers: [("Location", services.settings.issuer + Self.path + "/" + client.clientID), ("ETag", try Self.tag(client))])
             .logging("admin API: \(caller.clientID) added client \(client.clientID)")
     }
 
@@ -88,13 +88,19 @@ struct AdminClients {
         enum Keys: String, CodingKey { case clientSecret = "client_secret" }
     }
 
+    /// A client's tag covers its keys and secret too, which its JSON form
+    /// names only by kid and type: replacing either is a change.
+    static func tag(_ client: Client) throws -> String {
+        try AdminETag.of(ClientJSON(client), also: [client.jwks ?? "", client.secretHash ?? ""])
+    }
+
     func item(_ exchange: EndpointExchange) throws -> Response {
         try AdminRequest.noQuery(exchange)
-        let clientID = try exchange.pathParameter("client_id")
+        let clientID = try AdminRequest.id(exchange, "client_id", naming: "client")
         switch exchange.request.method {
         case "GET":
-            guard let client = try services.clients.find(clientID: clientID) else { throw AdminProblem.notFound("no client \(clientID.debugDescription)") }
-            return try AdminETag.answer(ClientJSON(client))
+            guard let client = try services.clients.find(clientID: clientID) else { throw AdminProblem.noSuch("client", clientID) }
+            return try AdminETag.answer(ClientJSON(client), tag: try Self.tag(client))
         case "PATCH": return try patch(clientID, exchange)
         default: return try delete(clientID, exchange)
         }
@@ -120,7 +126,7 @@ struct AdminClients {
         changes.androidCertificateFingerprints = try body.strings("android_cert_fingerprints")
         if changes.androidPackage == "" && changes.androidCertificateFingerprints == nil { changes.androidCertificateFingerprints = [] }
         changes.backchannelLogoutURI = try body.nullableString("backchannel_logout_uri").map { $0 ?? "" }
-        changes.authMethod = try body.string("token_endpoint_auth_method")
+        changes.authMethod = try body.nullableString("token_endpoint_auth_method").map { $0 ?? "" }
         changes.jwks = try body.objectText("jwks")
         changes.jwksURI = try body.string("jwks_uri")
         changes.requireSignedRequestObject = try body.bool("require_signed_request_object")
@@ -132,17 +138,17 @@ struct AdminClients {
         }
         let caller = try exchange.admin()
         let client = try services.clients.update(clientID: clientID, changes) { stored in
-            try AdminETag.check(exchange.request, current: ClientJSON(stored))
+            try AdminETag.check(exchange.request, tag: try Self.tag(stored))
         }
         AdminAPIAudit.changed("client update", target: client.clientID, caller, client: client.clientID)
         refreshAppLinkFiles()
-        return try AdminETag.answer(ClientJSON(client)).logging("admin API: \(caller.clientID) changed client \(clientID)")
+        return try AdminETag.answer(ClientJSON(client), tag: try Self.tag(client)).logging("admin API: \(caller.clientID) changed client \(clientID)")
     }
 
     /// `ssoctl client delete`.
     func delete(_ clientID: String, _ exchange: EndpointExchange) throws -> Response {
         let caller = try exchange.admin()
-        try services.clients.delete(clientID: clientID) { stored in try AdminETag.check(exchange.request, current: ClientJSON(stored)) }
+        try services.clients.delete(clientID: clientID) { stored in try AdminETag.check(exchange.request, tag: try Self.tag(stored)) }
         AdminAPIAudit.changed("client delete", target: clientID, caller, client: clientID)
         refreshAppLinkFiles()
         return Response(status: 204).logging("admin API: \(caller.clientID) deleted client \(clientID)")
@@ -152,7 +158,7 @@ struct AdminClients {
     /// and shown once (200).
     func secret(_ exchange: EndpointExchange) throws -> Response {
         try AdminRequest.noQuery(exchange)
-        let clientID = try exchange.pathParameter("client_id")
+        let clientID = try AdminRequest.id(exchange, "client_id", naming: "client")
         let body = try AdminBody(exchange.request, allowEmpty: true)
         try body.allowOnly(["client_secret"])
         let given = try body.string("client_secret")

@@ -15,19 +15,16 @@ struct AdminKeys {
             .response(url: services.settings.issuer + Self.path, query: query)
     }
 
-    static func key(_ record: SigningKeyRecord) -> String {
-        let newestFirst = String(UInt64(Int64.max - max(record.createdAt, 0)))
-        return String(repeating: "0", count: 20 - newestFirst.count) + newestFirst + " " + record.kid
-    }
+    static func key(_ record: SigningKeyRecord) -> String { AdminCursor.newestFirst(record.createdAt, record.kid) }
 
     func item(_ exchange: EndpointExchange) throws -> Response {
         try AdminRequest.noQuery(exchange)
-        return try AdminETag.answer(SigningKeyJSON(try existing(try exchange.pathParameter("kid"))))
+        return try AdminETag.answer(SigningKeyJSON(try existing(try AdminRequest.id(exchange, "kid", naming: "key"))))
     }
 
     func existing(_ kid: String) throws -> SigningKeyRecord {
         guard let record = try services.signingKeys.all().first(where: { $0.kid.bytesEqual(kid) }) else {
-            throw AdminProblem.notFound("no key \(kid.debugDescription)")
+            throw AdminProblem.noSuch("key", kid)
         }
         return record
     }
@@ -60,7 +57,7 @@ struct AdminKeys {
     func retire(_ exchange: EndpointExchange) throws -> Response {
         try AdminRequest.noQuery(exchange)
         try AdminRequest.noBody(exchange)
-        let kid = try exchange.pathParameter("kid")
+        let kid = try AdminRequest.id(exchange, "kid", naming: "key")
         let caller = try exchange.admin()
         try services.signingKeys.retire(kid: kid)
         AdminAPIAudit.changed("keys retire", target: kid, caller)

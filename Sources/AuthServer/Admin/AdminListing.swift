@@ -48,6 +48,13 @@ enum AdminCursor {
 
     static func encode(_ key: String) -> String { Base64URL.encode(Array((prefix + key).utf8)) }
 
+    /// A sort key that puts a later time first, then orders by `tiebreak`
+    /// (a sid, a kid): a newest-first list as a total, ascending order.
+    static func newestFirst(_ time: Int64, _ tiebreak: String) -> String {
+        let reversed = String(UInt64(Int64.max - max(time, 0)))
+        return String(repeating: "0", count: 20 - reversed.count) + reversed + " " + tiebreak
+    }
+
     static func decode(_ cursor: String) throws -> String {
         guard cursor.utf8.count <= 512, let bytes = Base64URL.decode(cursor), let text = String(validating: bytes, as: UTF8.self),
               text.hasPrefix(prefix) else {

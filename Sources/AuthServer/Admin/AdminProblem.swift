@@ -53,6 +53,12 @@ public struct AdminProblem: Error, Equatable {
     }
     static func invalidQuery(_ detail: String) -> AdminProblem { AdminProblem(400, .invalidQuery, "Invalid query", detail) }
     static func notFound(_ detail: String) -> AdminProblem { AdminProblem(404, nil, "Not Found", detail) }
+    /// "no user …" for an id from the path, quoted and cut to 64 bytes: a
+    /// caller's 6 KB id is not worth echoing into answers and logs.
+    static func noSuch(_ what: String, _ id: String) -> AdminProblem {
+        let shown = id.utf8.count <= 64 ? id.debugDescription : String(decoding: id.utf8.prefix(64), as: UTF8.self).debugDescription + "…"
+        return notFound("no \(what) \(shown)")
+    }
     static func preconditionFailed() -> AdminProblem {
         AdminProblem(412, nil, "Precondition Failed", "If-Match names a version that is not the current one: GET it again")
     }
@@ -92,7 +98,7 @@ struct AdminProblems: ErrorDialect {
         case let problem as AdminProblem: return problem.response
         case var bearer as IssuerBearerError:
             bearer.realm = realm
-            let title = bearer.status == 403 ? "Forbidden" : "Unauthorized"
+            let title = [400: "Bad Request", 403: "Forbidden"][bearer.status] ?? "Unauthorized"
             var problem = AdminProblem(bearer.status, nil, title, bearer.description)
             problem.headers = [("WWW-Authenticate", bearer.challenge)]
             return problem.response.logging("admin API: \(bearer.code.rawValue): \(bearer.detail.isEmpty ? bearer.description : bearer.detail)")
@@ -104,7 +110,23 @@ struct AdminProblems: ErrorDialect {
         case let form as FormError where form.code == .tooLarge:
             return AdminProblem(413, nil, "Content Too Large", "the body is over \(AdminBody.maximumSize) bytes").response
         case let form as FormError: return AdminProblem.invalidQuery("the query does not read: \(form.code.rawValue)").response
+        // Any other error that knows its answer (a database out of reach:
+        // 503 with Retry-After) keeps its status and headers, as a problem.
+        case let known as HTTPResponseError:
+            let answer = known.response
+            var problem = AdminProblem(answer.status, nil, Self.title(answer.status), "the request could not be served now; retry later")
+            problem.headers = answer.headers.filter { $0.name.lowercased() == "retry-after" }
+            return problem.response.logging(known.logDetail)
         default: return nil
+        }
+    }
+
+    static func title(_ status: Int) -> String {
+        switch status {
+        case 413: "Content Too Large"
+        case 429: "Too Many Requests"
+        case 503: "Service Unavailable"
+        default: status < 500 ? "Bad Request" : "Server Error"
         }
     }
 

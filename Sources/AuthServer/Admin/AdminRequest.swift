@@ -11,6 +11,15 @@ enum AdminRequest {
         }
     }
 
+    /// The `{name}` segment of the path, naming a `what` (user, client,
+    /// session, key): every such id is at most 64 bytes, so a longer one
+    /// names nothing and goes no further.
+    static func id(_ exchange: EndpointExchange, _ name: String, naming what: String) throws -> String {
+        let id = try exchange.pathParameter(name)
+        guard id.utf8.count <= 64 else { throw AdminProblem.noSuch(what, id) }
+        return id
+    }
+
     /// An action with nothing to say (`POST …/unlock`): no body, or `{}`.
     static func noBody(_ exchange: EndpointExchange) throws {
         try AdminBody(exchange.request, allowEmpty: true).allowOnly([])

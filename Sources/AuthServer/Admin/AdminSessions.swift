@@ -8,24 +8,27 @@ struct AdminSessions {
 
     static let path = AdminAPIResponder.base + "/sessions"
 
-    /// Newest first: the sort key puts a later `created_at` first, then
-    /// orders by sid, so the keyset walk is total.
+    /// Newest first, then by sid: one keyset read per page (SSOSessionReads.page).
     func list(_ exchange: EndpointExchange) throws -> Response {
         let query = try AdminListQuery(exchange.parameters, filters: ["user"])
         var userID: Int64?
         if let subject = query.filters["user"] {
-            guard let user = try services.users.find(subject: subject) else { throw AdminProblem.notFound("no user \(subject.debugDescription)") }
+            guard let user = try services.users.find(subject: subject) else { throw AdminProblem.noSuch("user", subject) }
             userID = user.id
         }
+        var after: (createdAt: Int64, sid: String)?
+        if let key = query.after {
+            let parts = key.split(separator: ".", maxSplits: 1)
+            guard parts.count == 2, let createdAt = Int64(parts[0]) else { throw AdminProblem.invalidQuery("next is not a cursor of this list") }
+            after = (createdAt, String(parts[1]))
+        }
+        // One more than asked: whether a next page exists, without a count.
+        let sessions = try services.sessions.page(userID: userID, after: after, limit: query.limit + 1)
+        let page = sessions.prefix(query.limit)
         var subjects: [Int64: String] = [:]
-        return try AdminPage(try services.sessions.list(userID: userID), key: Self.key, query: query) { session in
-            SessionJSON(session, user: try subject(of: session.userID, &subjects))
-        }.response(url: services.settings.issuer + Self.path, query: query)
-    }
-
-    static func key(_ session: SSOSessionListing) -> String {
-        let newestFirst = String(UInt64(Int64.max - max(session.createdAt, 0)))
-        return String(repeating: "0", count: 20 - newestFirst.count) + newestFirst + " " + session.sid
+        let items = try page.map { SessionJSON($0, user: try subject(of: $0.userID, &subjects)) }
+        return try AdminPage(items: items, nextKey: sessions.count > query.limit ? page.last.map { "\($0.createdAt).\($0.sid)" } : nil)
+            .response(url: services.settings.issuer + Self.path, query: query)
     }
 
     func subject(of userID: Int64, _ known: inout [Int64: String]) throws -> String {
@@ -37,10 +40,10 @@ struct AdminSessions {
 
     func item(_ exchange: EndpointExchange) throws -> Response {
         try AdminRequest.noQuery(exchange)
-        let sid = try exchange.pathParameter("sid")
+        let sid = try AdminRequest.id(exchange, "sid", naming: "session")
         if exchange.request.method == "GET" {
             guard sid.utf8.count <= 64, let session = try services.sessions.listing(sid: sid) else {
-                throw AdminProblem.notFound("no session \(sid.debugDescription)")
+                throw AdminProblem.noSuch("session", sid)
             }
             var known: [Int64: String] = [:]
             return try AdminETag.answer(SessionJSON(session, user: try subject(of: session.userID, &known)))

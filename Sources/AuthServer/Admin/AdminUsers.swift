@@ -79,7 +79,7 @@ struct AdminUsers {
 
     func item(_ exchange: EndpointExchange) throws -> Response {
         try AdminRequest.noQuery(exchange)
-        let id = try exchange.pathParameter("id")
+        let id = try AdminRequest.id(exchange, "id", naming: "user")
         switch exchange.request.method {
         case "GET": return try AdminETag.answer(UserJSON(try existing(id), withID: true))
         case "PATCH": return try patch(id, exchange)
@@ -88,7 +88,7 @@ struct AdminUsers {
     }
 
     func existing(_ id: String) throws -> User {
-        guard let user = try services.users.find(subject: id) else { throw AdminProblem.notFound("no user \(id.debugDescription)") }
+        guard let user = try services.users.find(subject: id) else { throw AdminProblem.noSuch("user", id) }
         return user
     }
 
@@ -126,7 +126,7 @@ struct AdminUsers {
         let caller = try exchange.admin()
         let erased = try services.accountChanges.delete(email: user.email) { found in
             // The address may name another account by now (erased, then made again).
-            guard found.subject.bytesEqual(id) else { throw AdminProblem.notFound("no user \(id.debugDescription)") }
+            guard found.subject.bytesEqual(id) else { throw AdminProblem.noSuch("user", id) }
             try AdminETag.check(exchange.request, current: UserJSON(found, withID: true))
         }
         AdminAPIAudit.changed("user delete", target: erased.user.email, caller, user: erased.user.email)
@@ -137,7 +137,7 @@ struct AdminUsers {
     func unlock(_ exchange: EndpointExchange) throws -> Response {
         try AdminRequest.noQuery(exchange)
         try AdminRequest.noBody(exchange)
-        let user = try existing(try exchange.pathParameter("id"))
+        let user = try existing(try AdminRequest.id(exchange, "id", naming: "user"))
         let caller = try exchange.admin()
         let result = try services.accountChanges.unlock(email: user.email)
         AdminAPIAudit.changed("user unlock", target: result.user.email, caller, user: result.user.email)

@@ -67,6 +67,7 @@ public final class APIRegistry {
         let api = RegisteredAPI(audience: audience, name: name, scopes: unique)
         cached = nil
         return try storage.write { tx in
+            try tx.serializeAdministrativeChanges()
             let registered = try tx.apis.list()
             if registered.contains(where: { $0.audience.bytesEqual(audience) }) { throw ValidationError.conflict("API \(audience) already exists") }
             for scope in unique {
@@ -83,12 +84,18 @@ public final class APIRegistry {
     /// for them, in the same write unit (they would name nothing). Access
     /// tokens already issued for it keep working at the API until they
     /// expire (it validates them offline). Returns the clients changed.
-    public func remove(audience: String) throws -> [String] {
+    /// `expecting` sees the API first, after every other administrative
+    /// change has finished, and may refuse it (a stale `If-Match`).
+    public func remove(audience: String, expecting: (RegisteredAPI) throws -> Void = { _ in }) throws -> [String] {
         cached = nil
         return try storage.write { tx in
+            // Serialized: a client change in flight must not write back a
+            // scope this removal takes away.
+            try tx.serializeAdministrativeChanges()
             guard let api = try tx.apis.list().first(where: { $0.audience.bytesEqual(audience) }) else {
                 throw ValidationError.notFound("no API \(audience.debugDescription)")
             }
+            try expecting(api)
             guard !AdminAPIScopes.isAdminAPI(api) else {
                 throw ValidationError("\(api.audience) is the admin API, which the issuer needs; turn it off with GATEHOUSE_ADMIN_API=off")
             }

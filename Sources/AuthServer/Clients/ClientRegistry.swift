@@ -68,6 +68,7 @@ public final class ClientRegistry {
 
     /// Stores a prepared client inside the caller's write unit.
     func insert(_ client: Client, _ tx: any IssuerWrites) throws -> Client {
+        try tx.serializeAdministrativeChanges()
         try Self.checkSigningKey(for: client, tx)
         guard try tx.clients.find(clientID: client.clientID) == nil else { throw ValidationError.conflict("client \(client.clientID) already exists") }
         try tx.clients.insert(client, at: clock())
@@ -79,11 +80,18 @@ public final class ClientRegistry {
 
     /// Replaces a stored client's registration whole (RFC 7592 §2.2),
     /// checked as `add` checks it; a refusal changes nothing.
-    func replace(_ client: Client) throws -> Client {
+    /// `expecting` sees the stored client first, after every other
+    /// administrative change has finished: a replacement built from an
+    /// earlier read must not undo a change made since.
+    func replace(_ client: Client, expecting: (Client) throws -> Void = { _ in }) throws -> Client {
         try rules.check(client)
         cached.removeAll()
         return try storage.write { tx in
-            guard try tx.clients.find(clientID: client.clientID) != nil else { throw ValidationError.notFound("no client \(client.clientID.debugDescription)") }
+            try tx.serializeAdministrativeChanges()
+            guard let stored = try tx.clients.find(clientID: client.clientID) else {
+                throw ValidationError.notFound("no client \(client.clientID.debugDescription)")
+            }
+            try expecting(stored)
             try Self.checkSigningKey(for: client, tx)
             _ = try tx.clients.update(client)
             return client
@@ -123,6 +131,9 @@ public final class ClientRegistry {
         let secretHash = try hashSecret(secret)
         cached.removeAll()
         try storage.write { tx in
+            // Serialized: the row is written whole, so a change made
+            // meanwhile (a scope taken away) must not be undone by it.
+            try tx.serializeAdministrativeChanges()
             guard var client = try tx.clients.find(clientID: clientID) else { throw ValidationError.notFound("no client \(clientID.debugDescription)") }
             guard client.isConfidential else {
                 throw ValidationError("client \(clientID) is public (its app holds no secret); register a confidential client instead")
@@ -167,6 +178,7 @@ public final class ClientRegistry {
         for attempt in 1...2 {
             do {
                 return try storage.write { tx in
+                    try tx.serializeAdministrativeChanges()
                     guard let stored = try tx.clients.find(clientID: client.clientID) else {
                         try tx.clients.insert(client, at: clock())
                         return true

@@ -177,9 +177,10 @@ struct ClientRules {
                 throw ValidationError("unknown scope \(scope) (register the API that owns it first: ssoctl api add AUDIENCE --scope \(scope))")
             }
             // The admin API takes only tokens that speak for no user: its
-            // scopes are for machine clients (client_credentials).
-            if AdminAPIScopes.all.containsBytes(scope) && !client.allows(grantType: "client_credentials") {
-                throw ValidationError("scope \(scope) is the admin API's: only a client with --grant client_credentials may hold it")
+            // scopes are for machine clients alone, so no sign-in can ever
+            // carry them to an app.
+            if AdminAPIScopes.all.containsBytes(scope) && client.grantTypes != ["client_credentials"] {
+                throw ValidationError("scope \(scope) is the admin API's: only a machine client (--grant client_credentials alone) may hold it")
             }
         }
         if !signsUsersIn {

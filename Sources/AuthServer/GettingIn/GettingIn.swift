@@ -273,6 +273,7 @@ public final class GettingIn {
         try UserAccounts.validate(roles: roles)
         let now = clock()
         return try storage.write { tx in
+            try tx.serializeAdministrativeChanges()
             try tx.mailOutbox.holdRecipient(email)
             guard try tx.users.find(email: email) == nil else { throw ValidationError.conflict("a user with email \(email) already exists") }
             let user = try tx.users.insert(NewUser(subject: SecureRandom.token(byteCount: 16), email: email, name: name, passwordHash: "",

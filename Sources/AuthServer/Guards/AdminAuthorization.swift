@@ -44,9 +44,9 @@ struct AdminAuthorization: EndpointGuard {
         // privileges than provided by the access token." The client must
         // still hold the scope: taking it away ends its power at once, not
         // when its tokens expire.
-        let client = try clients.find(clientID: claims.client_id)
-        guard let granted = needed.first(where: { scope in claims.scopes.contains(where: { $0 == scope }) }),
-              client?.scopes.containsBytes(granted) == true else {
+        let held = try clients.find(clientID: claims.client_id)?.scopes ?? []
+        guard needed.contains(where: { scope in held.containsBytes(scope) && claims.scopes.contains(where: { $0.utf8.elementsEqual(scope.utf8) }) })
+        else {
             throw IssuerBearerError(.insufficientScope, "this request needs scope \(needed[0])", requiredScope: needed[0],
                                     scheme: claims.cnf == nil ? .bearer : .dpop)
         }

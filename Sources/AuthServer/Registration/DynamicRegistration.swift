@@ -154,7 +154,13 @@ public final class DynamicRegistration {
         registration.backchannelLogoutURI = client.backchannelLogoutURI
         var replacement = try checked { try clients.prepared(registration) }
         replacement.registrationID = client.registrationID
-        let stored = try checked { try clients.replace(replacement) }
+        // Built from `client` as read before: refused if the operator (or
+        // another request) changed it since, rather than undoing that.
+        let stored = try checked {
+            try clients.replace(replacement) { current in
+                guard current == client else { throw ValidationError("the client changed while this update was made; read it again") }
+            }
+        }
         return RegistrationAnswer(client: stored, secret: nil, registrationAccessToken: nil)
     }
 

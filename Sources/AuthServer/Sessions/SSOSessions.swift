@@ -85,6 +85,11 @@ public final class SSOSessions {
         try storage.read.sessions.list(userID: userID, now: clock())
     }
 
+    /// One page of `list` (SSOSessionReads.page).
+    public func page(userID: Int64?, after: (createdAt: Int64, sid: String)?, limit: Int) throws -> [SSOSessionListing] {
+        try storage.read.sessions.page(userID: userID, after: after, limit: limit, now: clock())
+    }
+
     /// `userID`'s live sessions, newest first, with where each began and
     /// its apps (for /account), in one read.
     public func liveListings(userID: Int64) throws -> [SSOSessionListing] {

@@ -71,14 +71,9 @@ extension AccountChanges {
                 commands.append("user passwd")
                 ended += try endSignIns(of: user, tx, reason: .passwordChanged).endedSessions
             }
-            if patch.removePasskeys {
-                _ = try tx.passkeys.removeAll(userID: user.id)
-                commands.append("user passkeys remove")
-            }
-            if patch.removeTOTP {
-                _ = try tx.totp.remove(userID: user.id)
-                commands.append("user totp remove")
-            }
+            // Audited, as ssoctl audits them, only when something went.
+            if patch.removePasskeys, try tx.passkeys.removeAll(userID: user.id) > 0 { commands.append("user passkeys remove") }
+            if patch.removeTOTP, try tx.totp.remove(userID: user.id) { commands.append("user totp remove") }
             guard let now = try tx.users.find(id: user.id) else { throw ValidationError.notFound("no user \(subject.debugDescription)") }
             return AccountPatchResult(user: now, commands: commands, endedSessions: ended)
         }

@@ -21,6 +21,9 @@ public final class UserAccounts {
         try Self.validate(roles: roles)
         let hash = try hasher.hash(password: password)
         return try storage.write { tx in
+            // Serialized, so two concurrent adds of one address meet a
+            // conflict here, not the unique key's error.
+            try tx.serializeAdministrativeChanges()
             guard try tx.users.find(email: email) == nil else { throw ValidationError.conflict("a user with email \(email) already exists") }
             return try tx.users.insert(NewUser(subject: SecureRandom.token(byteCount: 16), email: email, name: name, passwordHash: hash,
                                                roles: roles, createdAt: clock()))
@@ -82,7 +85,11 @@ public final class UserAccounts {
     }
 
     static func validate(roles: [String]) throws {
-        for role in roles { try validate(role: role) }
+        guard !roles.isEmpty else { throw ValidationError("a user has at least one role") }
+        for (index, role) in roles.enumerated() {
+            try validate(role: role)
+            if roles[..<index].containsBytes(role) { throw ValidationError("the role \(role.debugDescription) is given twice") }
+        }
     }
 
     static func validate(role: String) throws {
