@@ -18,6 +18,17 @@ it at the login page), the account page's refusals and the ops listener;
 the last signs in through an upstream provider (a second real Gatehouse)
 and unlinks it.
 
+The admin API (ISSUER/admin/v1/, docs/ADMIN-API.md) is fuzzed with real
+tokens too: a confidential machine client, registered as an operator
+registers one (`ssoctl client add … --grant client_credentials --scope
+gatehouse:admin --secret-stdin`), gets them at /token (client_credentials,
+scope gatehouse:admin). Each generated request goes once without a token,
+once with one as generated (made-up ids: the refusals behind the door), and,
+for an operation on one resource, once more pointed at a throwaway of this
+module's own, so the handlers answer too. Nothing else is ever the target of
+a change: what a credentialed POST makes is removed again at once, and a new
+signing key never signs (see AdminAccess).
+
 The login page's passkey and provider endpoints and the account page's
 changes need a cookie that generated input cannot hold (the pending
 sign-in's `gh_login` with its `req`, a live `sso_session` with its form
@@ -28,12 +39,14 @@ sign-in; a signed-in test user of this module, never the demo user), so
 the checks reach the handlers behind the refusals.
 """
 import atexit
+import collections
 import json
 import os
 import re
 import secrets
 import shutil
 import tempfile
+import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -51,7 +64,7 @@ from schemathesis.specs.openapi.checks import (
     unsupported_method,
 )
 
-from dpop_proofs import ProofKey
+from dpop_proofs import ProofKey, token_request
 from oidc_flow import App, query
 from stack import DEMO_PASSWORD, ROOT
 from soft_authenticator import SoftAuthenticator, b64url
@@ -96,7 +109,16 @@ EXPECTED_OPERATIONS = {
     "GET /callback", "GET /logout-callback",
     # ops listener
     "GET /metrics", "HEAD /metrics", "GET /health/live", "HEAD /health/live", "GET /health/ready", "HEAD /health/ready",
+    # the admin API
+    "GET /admin/v1/users", "POST /admin/v1/users", "GET /admin/v1/users/{id}", "PATCH /admin/v1/users/{id}",
+    "DELETE /admin/v1/users/{id}", "POST /admin/v1/users/{id}/unlock",
+    "GET /admin/v1/clients", "POST /admin/v1/clients", "GET /admin/v1/clients/{client_id}", "PATCH /admin/v1/clients/{client_id}",
+    "DELETE /admin/v1/clients/{client_id}", "POST /admin/v1/clients/{client_id}/secret",
+    "GET /admin/v1/apis", "POST /admin/v1/apis", "DELETE /admin/v1/apis",
+    "GET /admin/v1/sessions", "GET /admin/v1/sessions/{sid}", "DELETE /admin/v1/sessions/{sid}",
+    "GET /admin/v1/keys", "POST /admin/v1/keys/rotate", "GET /admin/v1/keys/{kid}", "POST /admin/v1/keys/{kid}/retire",
 }
+ADMIN_OPERATIONS = {label for label in EXPECTED_OPERATIONS if label.split(" ", 1)[1].startswith("/admin/")}
 # Which origin serves which path (the path item's `servers`; the issuer by default).
 ORIGIN_OF_PATH = {"/api/data": "api_a", "/api/records": "api_b", "/.well-known/apple-app-site-association": "app_links",
                   "/.well-known/assetlinks.json": "app_links", "/callback": "app_links", "/logout-callback": "app_links",
@@ -183,8 +205,9 @@ def credentials(stack):
     """Real credentials for the protected operations: a bearer access token of
     the demo user (every scope, so userinfo, api-a and api-b all accept it) and
     a confidential client, made as an operator would make it; for the account
-    page a signed-in browser of a test user, and for the login page's passkey
-    and provider endpoints a fresh pending sign-in per request."""
+    page a signed-in browser of a test user, for the login page's passkey
+    and provider endpoints a fresh pending sign-in per request, and for the
+    admin API a machine client granted gatehouse:admin (AdminAccess)."""
     app = App(stack, http_session(stack))
     tokens = app.exchange(app.sign_in())
     assert tokens.status_code == 200, tokens.text
@@ -199,13 +222,230 @@ def credentials(stack):
     registered = http_session(stack).post(stack.issuer + "/register", headers={"Authorization": "Bearer " + initial.stdout.strip()},
                                           json={"redirect_uris": ["https://rs.example/cb"]})
     assert registered.status_code == 201, registered.text
-    return {"bearer": tokens.json()["access_token"], "basic": (client_id, secret), "account": AccountBrowser(stack),
-            "initial_token": initial.stdout.strip(),
-            "registered": (registered.json()["client_id"], registered.json()["registration_access_token"]),
-            "account_secrets": AccountBrowser(stack, address=fresh_address()),
-            "pending_sign_in": lambda: pending_sign_in(stack),
-            # What the pages' own posts carry (Fetch Metadata, Origin).
-            "same_origin": {"Sec-Fetch-Site": "same-origin", "Origin": stack.issuer}}
+    admin = AdminAccess(stack)
+    yield {"bearer": tokens.json()["access_token"], "basic": (client_id, secret), "account": AccountBrowser(stack),
+           "initial_token": initial.stdout.strip(),
+           "registered": (registered.json()["client_id"], registered.json()["registration_access_token"]),
+           "account_secrets": AccountBrowser(stack, address=fresh_address()),
+           "pending_sign_in": lambda: pending_sign_in(stack),
+           # What the pages' own posts carry (Fetch Metadata, Origin).
+           "same_origin": {"Sec-Fetch-Site": "same-origin", "Origin": stack.issuer},
+           "admin": admin}
+    admin.close()
+
+
+ADMIN = "/admin/v1"
+
+
+class AdminAccess:
+    """The admin API as the fuzzing reaches it, with real tokens.
+
+    A confidential machine client, registered as docs/ADMIN-API.md has the
+    operator register one, and its access tokens from /token
+    (client_credentials, scope gatehouse:admin), a fresh one whenever the
+    last is five minutes old (they live 15), so a long run never slides into
+    401s that would pass as documented refusals.
+
+    What the generated requests change is only ever this module's own:
+    - Made-up ids (a generated `{id}`, `{client_id}`, `{sid}`, `{kid}`,
+      `?audience=`) name nothing that exists; the description gives no
+      example of one, so neither the examples nor the coverage phase can
+      name the demo clients, the demo user, a real signing key, a real API
+      or this module's admin client.
+    - For the handlers' own answers the same request is sent again pointed
+      at a throwaway (`target`): a user, a client, a session of a user of its
+      own, an API and a signing key made here for it, made again whenever a
+      request has deleted, ended or retired the last one. GET of one key
+      reads the newest real key (reading changes nothing).
+    - What a credentialed POST makes (a user, a client, an API) is deleted
+      again at once, so the demo's app-link files, discovery's scopes and
+      the mail outbox do not fill with generated things other tests see.
+    - POST /keys/rotate never goes with `now: true`: that key would sign
+      4 s later, in place of the key every other test's tokens are checked
+      against. Every key a rotation makes (`state: next`, signing only after
+      GATEHOUSE_KEY_ACTIVATION_DELAY, or 4 s for an algorithm's first) is
+      retired again at once, and any left is retired when the module ends.
+    """
+
+    TOKEN_REUSE_SECONDS = 300
+
+    def __init__(self, stack):
+        self.stack = stack
+        self.client_id = "openapi-admin-" + secrets.token_hex(4)
+        self.secret = "openapi-admin-secret-" + secrets.token_urlsafe(18)
+        made = stack.ssoctl("client", "add", self.client_id, "--grant", "client_credentials", "--scope", "gatehouse:admin",
+                            "--secret-stdin", input=self.secret + "\n")
+        assert made.returncode == 0, made.stderr
+        self._token, self._fetched = None, 0.0
+        self.targets = {}  # kind -> the id of a throwaway that exists now
+        self.rotated = set()  # kids this module's requests made; none may be left to sign
+        self.session_user = None  # (email, password) of the user whose sessions are the throwaway sessions
+        # The statuses of the credentialed calls, by operation, and what existed
+        # before the first of them (test_admin_fuzzing_got_past_the_door).
+        self.outcomes = collections.defaultdict(collections.Counter)
+        self.before = None
+
+    # ---- tokens and plain calls
+
+    def token(self):
+        if self._token is None or time.monotonic() - self._fetched > self.TOKEN_REUSE_SECONDS:
+            response = http_session(self.stack).post(self.stack.issuer + "/token", auth=(self.client_id, self.secret),
+                                                     data={"grant_type": "client_credentials", "scope": "gatehouse:admin"})
+            assert response.status_code == 200, response.text
+            body = response.json()
+            assert body["token_type"] == "Bearer" and body["scope"] == "gatehouse:admin", body
+            self._token, self._fetched = body["access_token"], time.monotonic()
+        return self._token
+
+    def headers(self):
+        return {"Authorization": "Bearer " + self.token()}
+
+    def call(self, method, path, **kwargs):
+        """A request of this module's own (not generated), with the token."""
+        headers = {**self.headers(), **kwargs.pop("headers", {})}
+        return http_session(self.stack).request(method, self.stack.issuer + ADMIN + path, headers=headers,
+                                                allow_redirects=False, **kwargs)
+
+    def ssoctl(self, *args, input=None):
+        result = self.stack.ssoctl(*args, input=input)
+        assert result.returncode == 0, (args, result.stdout, result.stderr)
+        return result.stdout
+
+    def keys(self):
+        return json.loads(self.ssoctl("keys", "list", "--json"))
+
+    def inventory(self):
+        """The clients, users, APIs and live signing keys there are, as ssoctl shows them."""
+        return {"clients": {client["client_id"]: client for client in json.loads(self.ssoctl("client", "list", "--json"))},
+                "users": {user["email"]: user for user in json.loads(self.ssoctl("user", "list", "--json"))},
+                "apis": {api["audience"]: api for api in json.loads(self.ssoctl("api", "list", "--json"))},
+                "keys": {key["kid"] for key in self.keys() if key["state"] != "retired"}}
+
+    # ---- the throwaways
+
+    def target(self, kind):
+        if kind not in self.targets:
+            self.targets[kind] = getattr(self, "_new_" + kind)()
+        return self.targets[kind]
+
+    def _new_user(self, email=None, password=None):
+        email = email or f"openapi-target-{secrets.token_hex(5)}@example.com"
+        password = password or "pw-" + secrets.token_urlsafe(15)
+        self.ssoctl("user", "add", email, "--name", "OpenAPI Target", "--password-stdin", input=password + "\n")
+        ((subject,),) = self.stack.query("SELECT subject FROM users WHERE email = ?", email)
+        return subject
+
+    def _new_client(self):
+        client_id = "openapi-target-" + secrets.token_hex(4)
+        self.ssoctl("client", "add", client_id, "--redirect-uri", "https://rs.example/cb", "--secret-stdin",
+                    input="openapi-target-secret-" + secrets.token_urlsafe(12) + "\n")
+        return client_id
+
+    def _new_session(self):
+        """A fresh sign-in of a user of its own (never the one the user operations change)."""
+        if self.session_user is None:
+            self.session_user = (f"openapi-sessions-{secrets.token_hex(5)}@example.com", "pw-" + secrets.token_urlsafe(15))
+            self._new_user(*self.session_user)
+        email, password = self.session_user
+        app = App(self.stack, http_session(self.stack))
+        signed_in = app.login(app.authorize().headers["Location"], email=email, password=password)
+        assert signed_in.status_code == 303 and "code=" in signed_in.headers["Location"], signed_in.headers
+        sessions = json.loads(self.ssoctl("sessions", "list", email, "--json"))
+        return next(session["sid"] for session in sessions if session["state"] == "active")  # newest first
+
+    def _new_api(self):
+        name = "openapi-target-" + secrets.token_hex(4)
+        audience = f"https://{name}.example/api"
+        self.ssoctl("api", "add", audience, "--scope", name + ":read")
+        return audience
+
+    def _new_key(self):
+        before = {key["kid"] for key in self.keys()}
+        self.ssoctl("keys", "rotate")
+        (kid,) = {key["kid"] for key in self.keys()} - before
+        self.rotated.add(kid)
+        return kid
+
+    def newest_key(self):
+        return self.keys()[0]["kid"]
+
+    def point_at_target(self, case):
+        """Points an operation on one resource at its throwaway; the kind, or None for the others."""
+        path, method = case.operation.path, case.operation.method.upper()
+        if path in ("/admin/v1/users/{id}", "/admin/v1/users/{id}/unlock"):
+            case.path_parameters = {**case.path_parameters, "id": self.target("user")}
+            return "user"
+        if path in ("/admin/v1/clients/{client_id}", "/admin/v1/clients/{client_id}/secret"):
+            case.path_parameters = {**case.path_parameters, "client_id": self.target("client")}
+            return "client"
+        if path == "/admin/v1/sessions/{sid}":
+            case.path_parameters = {**case.path_parameters, "sid": self.target("session")}
+            return "session"
+        if path == "/admin/v1/keys/{kid}":
+            case.path_parameters = {**case.path_parameters, "kid": self.newest_key()}
+            return None  # only read
+        if path == "/admin/v1/keys/{kid}/retire":
+            case.path_parameters = {**case.path_parameters, "kid": self.target("key")}
+            return "key"
+        if path == "/admin/v1/apis" and method == "DELETE":
+            case.query = {**(case.query if isinstance(case.query, dict) else {}), "audience": self.target("api")}
+            return "api"
+        return None
+
+    # ---- the generated requests
+
+    def fuzz(self, case, send):
+        """The generated request (already sent without a token) again with
+        one: as generated, then pointed at a throwaway. `send(case, headers)`
+        sends it and checks the answer."""
+        label = f"{case.operation.method.upper()} {case.operation.path}"
+        if case.method.upper() != case.operation.method.upper():
+            return  # an unexpected-method probe of the coverage phase: 405 before any token is read
+        if self.before is None:
+            self.before = self.inventory()
+        if label == "POST /admin/v1/keys/rotate" and isinstance(case.body, dict) and case.body.get("now") is True:
+            case.body = {**case.body, "now": False}  # never a key that signs at once (see the class)
+        self.after(label, case, send(case, self.headers()), kind=None)
+        if label.endswith(("/{id}", "/{id}/unlock", "/{client_id}", "/{client_id}/secret", "/{sid}", "/{kid}", "/{kid}/retire")) \
+                or label == "DELETE /admin/v1/apis":
+            kind = self.point_at_target(case)
+            self.after(label, case, send(case, self.headers()), kind=kind)
+
+    def after(self, label, case, response, kind):
+        """Counts the answer; removes what it made; forgets a throwaway it used up."""
+        self.outcomes[label][response.status_code] += 1
+        created = response.json() if response.status_code == 201 else None
+        if label == "POST /admin/v1/users" and created:
+            assert self.call("DELETE", "/users/" + created["id"]).status_code == 204
+        elif label == "POST /admin/v1/clients" and created:
+            assert self.call("DELETE", "/clients/" + created["client_id"]).status_code == 204
+        elif label == "POST /admin/v1/apis" and created:
+            assert self.call("DELETE", "/apis", params={"audience": created["audience"]}).status_code == 200
+        elif label == "POST /admin/v1/keys/rotate" and created:
+            self.rotated.add(created["kid"])
+            retired = self.call("POST", f"/keys/{created['kid']}/retire")
+            assert retired.status_code == 200 and retired.json()["state"] == "retired", retired.text
+        # Deleted, ended or retired: the next request gets a new one.
+        used_up = case.method.upper() == "DELETE" or label == "POST /admin/v1/keys/{kid}/retire"
+        if kind is not None and used_up and response.status_code in (200, 204):
+            self.targets.pop(kind, None)
+
+    def close(self):
+        """No key this module made may ever sign; its throwaways go."""
+        states = {key["kid"]: key["state"] for key in self.keys()}
+        if self.before is not None:
+            # Also one whose answer failed its checks before `after` saw it.
+            self.rotated |= {kid for kid, state in states.items() if state == "next" and kid not in self.before["keys"]}
+        for kid in self.rotated:
+            if states.get(kid) not in (None, "retired"):
+                self.ssoctl("keys", "retire", kid)
+        for kind, identifier in self.targets.items():
+            if kind == "user":
+                self.call("DELETE", "/users/" + identifier)
+            elif kind == "client":
+                self.call("DELETE", "/clients/" + identifier)
+            elif kind == "api":
+                self.call("DELETE", "/apis", params={"audience": identifier})
 
 
 def pending_sign_in(stack):
@@ -326,20 +566,52 @@ def test_every_response_is_documented(case, stack, credentials):
               if not (check is unsupported_method and case.operation.path in NGINX_STATIC_PATHS)]
     http = http_session(stack)
     case.call_and_validate(base_url=base_url, session=http, verify=stack.ca, checks=checks)
+    if case.operation.path.startswith(ADMIN + "/"):
+        credentials["admin"].fuzz(case, lambda admin_case, headers: admin_case.call_and_validate(
+            base_url=base_url, session=http, verify=stack.ca, checks=checks, headers=headers))
+        return
     extra = with_credentials(case, credentials)
     if extra is not None:
         case.call_and_validate(base_url=base_url, session=extra.pop("session", http), verify=stack.ca, checks=checks, **extra)
 
 
+def test_admin_fuzzing_got_past_the_door(credentials):
+    """The credentialed admin requests of test_every_response_is_documented
+    really carried a working token: none was refused at the door (a 401 or
+    403 is documented, so a broken token would otherwise pass unnoticed) and
+    every operation's handler answered a success at least once (with the
+    throwaways, and the description's examples); and they destroyed or
+    changed nothing that was there before them."""
+    admin = credentials["admin"]
+    if set(admin.outcomes) != ADMIN_OPERATIONS:
+        pytest.skip("the admin operations were not all fuzzed in this run")
+    for label, statuses in sorted(admin.outcomes.items()):
+        assert not statuses.keys() & {401, 403}, (label, statuses)
+        assert any(200 <= status < 300 for status in statuses), (label, statuses)
+    # And it changed nothing it found: every client, user and API as it was,
+    # every signing key that was live still live (the admin operations are
+    # the description's last paths, so nothing else ran in between).
+    now = admin.inventory()
+    for kind in ("clients", "users", "apis"):
+        for name, before in admin.before[kind].items():
+            assert now[kind].get(name) == before, (kind, name, before, now[kind].get(name))
+    assert admin.before["keys"] <= now["keys"], admin.before["keys"] - now["keys"]
+
+
 # ---- the real flows ---------------------------------------------------------
 
-def conforms(stack, response):
-    """Validates a response the flows below received against its operation."""
+def conforms(stack, response, path=None):
+    """Validates a response the flows below received against its operation
+    (`path`: the description's path template, when the URL fills one in)."""
     request = response.request
     url = urlsplit(request.url)
-    operation = schema[url.path][request.method]
+    operation = schema[path or url.path][request.method]
     assert f"{url.scheme}://{url.netloc}" == origin(stack, url.path)
-    case = operation.Case(method=request.method, query=query(request.url) or None)
+    # The template's `{name}` segments, as the URL fills them in.
+    pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(path or url.path))
+    filled = re.fullmatch(pattern, url.path)
+    assert filled, (path, url.path)
+    case = operation.Case(method=request.method, path_parameters=filled.groupdict() or None, query=query(request.url) or None)
     case.validate_response(response, checks=CONFORMANCE)
     return response
 
@@ -740,3 +1012,149 @@ def test_federation_answers_of_the_real_flows_are_documented(stack, upstream):
     local_sub = upstream.query("SELECT subject FROM users WHERE email = ?", local_email)[0][0]
     unlinked = post_(issuer + "/account/links/remove", data={"csrf": csrf, "issuer": upstream.issuer, "subject": local_sub})
     assert unlinked.status_code == 303 and unlinked.headers["Location"] == "/account?done=provider_unlinked"
+
+
+# ---- the admin API ------------------------------------------------------------
+
+def test_admin_answers_of_the_real_flows_are_documented(stack, credentials):
+    """Each kind of admin answer, made on purpose (random input reaches few
+    of them): pages and their `Link`, creation with `Location`, ETags and a
+    stale `If-Match`, a conflict, each kind of 400, 401 and 403 with their
+    challenges (a read-only client writing, a DPoP-bound token, the demo
+    user's token), 405, 413 and 415; every answer checked against the
+    description. Everything made here is removed again."""
+    admin = credentials["admin"]
+    issuer = stack.issuer
+    http = http_session(stack)
+
+    def call(method, path, template=None, **kwargs):
+        """`headers` replaces the admin token's (`{}`: no token at all)."""
+        headers = kwargs.pop("headers", None)
+        headers = admin.headers() if headers is None else headers
+        response = http.request(method, issuer + ADMIN + path, headers=headers, allow_redirects=False, **kwargs)
+        return conforms(stack, response, path=ADMIN + (template or path.split("?")[0]))
+
+    def problem(response, status, kind=None):
+        assert response.status_code == status, (response.status_code, response.text)
+        body = response.json()
+        assert body["type"] == ("urn:gatehouse:admin:" + kind if kind else "about:blank"), body
+        return body
+
+    # Pages: a first page of one, its `Link` and `next`, and the next page.
+    for path in ("/users", "/clients", "/apis", "/sessions", "/keys"):
+        first = call("GET", path, params={"limit": 1})
+        assert first.status_code == 200 and len(first.json()["items"]) <= 1, first.text
+        if first.json()["next"] is not None:
+            assert first.headers["Link"].endswith('>; rel="next"'), first.headers
+            assert call("GET", path, params={"limit": 1, "next": first.json()["next"]}).status_code == 200
+    problem(call("GET", "/users", params={"emial": "x@example.com"}), 400, "invalid-query")
+    problem(call("GET", "/users", params={"limit": 0}), 400, "invalid-query")
+    problem(call("GET", "/clients", params={"next": "not-a-cursor"}), 400, "invalid-query")
+
+    # A user: made, a conflict, read with its ETag, changed under If-Match, refused members, unlocked, deleted.
+    email, password = f"openapi-flow-{secrets.token_hex(5)}@example.com", "pw-" + secrets.token_urlsafe(15)
+    made = call("POST", "/users", json={"email": email, "name": "OpenAPI Flow", "password": password, "roles": ["user"]})
+    assert made.status_code == 201, made.text
+    user = made.json()["id"]
+    problem(call("POST", "/users", json={"email": email, "name": "Again", "password": password}), 409, "conflict")
+    problem(call("POST", "/users", data="[]", headers={**admin.headers(), "Content-Type": "application/json"}), 400, "malformed-body")
+    problem(call("POST", "/users", data={"email": email}), 415)
+    read = call("GET", f"/users/{user}", "/users/{id}")
+    etag = read.headers["ETag"]
+    problem(call("PATCH", f"/users/{user}", "/users/{id}", json={"name": "Stale"}, headers={**admin.headers(), "If-Match": '"stale"'}), 412)
+    renamed = call("PATCH", f"/users/{user}", "/users/{id}", json={"name": "Renamed"}, headers={**admin.headers(), "If-Match": etag})
+    assert renamed.status_code == 200 and renamed.headers["ETag"] != etag, renamed.text
+    assert problem(call("PATCH", f"/users/{user}", "/users/{id}", json={"rolez": ["admin"]}), 400, "unknown-member")["member"] == "rolez"
+    assert problem(call("PATCH", f"/users/{user}", "/users/{id}", json={"disabled": "yes"}), 400, "wrong-type")["member"] == "disabled"
+    merged = call("PATCH", f"/users/{user}", "/users/{id}", data=json.dumps({"roles": ["user", "auditor"]}),
+                  headers={**admin.headers(), "Content-Type": "application/merge-patch+json"})
+    assert merged.status_code == 200 and sorted(merged.json()["roles"]) == ["auditor", "user"], merged.text
+    assert call("POST", f"/users/{user}/unlock", "/users/{id}/unlock").json() == {"was_locked": False}
+    assert call("GET", "/sessions", params={"user": user}).json()["items"] == []
+    assert call("DELETE", f"/users/{user}", "/users/{id}").status_code == 204
+    problem(call("GET", f"/users/{user}", "/users/{id}"), 404)
+
+    # A client: made with a secret made for it (once), read without, changed, a new secret both ways, deleted.
+    client_id = "openapi-flow-" + secrets.token_hex(4)
+    machine = {"client_id": client_id, "grant_types": ["client_credentials"], "scopes": ["api:serverA"],
+               "token_endpoint_auth_method": "client_secret_basic"}
+    made = call("POST", "/clients", json=machine)
+    assert made.status_code == 201 and made.json()["client_secret"], made.text
+    assert "client_secret" not in call("GET", f"/clients/{client_id}", "/clients/{client_id}").json()
+    problem(call("POST", "/clients", json=machine), 409, "conflict")
+    problem(call("POST", "/clients", json={"client_id": "openapi-flow-" + secrets.token_hex(4), "scopes": ["no-such-scope"]}),
+            400, "invalid-value")
+    assert call("PATCH", f"/clients/{client_id}", "/clients/{client_id}", json={"name": "Flow", "access_token_ttl": None}).status_code == 200
+    assert call("POST", f"/clients/{client_id}/secret", "/clients/{client_id}/secret").status_code == 200
+    assert call("POST", f"/clients/{client_id}/secret", "/clients/{client_id}/secret",
+                json={"client_secret": "openapi-" + secrets.token_urlsafe(24)}).status_code == 204
+    assert call("DELETE", f"/clients/{client_id}", "/clients/{client_id}").status_code == 204
+
+    # An API: made (Location by audience), found, removed.
+    audience = f"https://openapi-flow-{secrets.token_hex(4)}.example/api"
+    made = call("POST", "/apis", json={"audience": audience, "scopes": [f"openapi-flow-{secrets.token_hex(4)}:read"]})
+    assert made.status_code == 201, made.text
+    assert [api["audience"] for api in call("GET", "/apis", params={"audience": audience}).json()["items"]] == [audience]
+    assert call("DELETE", "/apis", params={"audience": audience}).json() == {"clients_changed": []}
+    problem(call("DELETE", "/apis", params={"audience": audience}), 404)
+
+    # A signing key: rotated in (never to sign), read, retired, not twice.
+    rotated = call("POST", "/keys/rotate")
+    assert rotated.status_code == 201 and rotated.json()["state"] == "next", rotated.text
+    kid = rotated.json()["kid"]
+    admin.rotated.add(kid)
+    assert call("GET", f"/keys/{kid}", "/keys/{kid}").json()["kid"] == kid
+    assert call("POST", f"/keys/{kid}/retire", "/keys/{kid}/retire").json()["state"] == "retired"
+    problem(call("POST", f"/keys/{kid}/retire", "/keys/{kid}/retire"), 409, "conflict")
+
+    # A session: read, ended.
+    sid = admin.target("session")
+    assert call("GET", f"/sessions/{sid}", "/sessions/{sid}").json()["state"] == "active"
+    assert call("DELETE", f"/sessions/{sid}", "/sessions/{sid}").status_code == 204
+    admin.targets.pop("session", None)
+
+    # Refusals at the door, with their challenges.
+    no_token = call("GET", "/users", headers={})
+    problem(no_token, 401)
+    assert no_token.headers["WWW-Authenticate"] == f'Bearer realm="{issuer}"', no_token.headers
+    garbled = call("GET", "/users", headers={"Authorization": "Bearer not-a-token"})
+    problem(garbled, 401)
+    assert 'error="invalid_token"' in garbled.headers["WWW-Authenticate"]
+    demo_user = call("GET", "/users", headers={"Authorization": "Bearer " + credentials["bearer"]})
+    assert demo_user.status_code in (401, 403), demo_user.text
+    reader, reader_secret = "openapi-admin-read-" + secrets.token_hex(4), "openapi-" + secrets.token_urlsafe(18)
+    admin.ssoctl("client", "add", reader, "--grant", "client_credentials", "--scope", "gatehouse:admin:read", "--secret-stdin",
+                 input=reader_secret + "\n")
+    read_token = http.post(issuer + "/token", auth=(reader, reader_secret),
+                           data={"grant_type": "client_credentials", "scope": "gatehouse:admin:read"}).json()["access_token"]
+    assert call("GET", "/keys", headers={"Authorization": "Bearer " + read_token}).status_code == 200
+    writing = call("POST", "/keys/rotate", headers={"Authorization": "Bearer " + read_token})
+    problem(writing, 403)
+    assert writing.headers["WWW-Authenticate"] == f'Bearer realm="{issuer}", error="insufficient_scope", scope="gatehouse:admin"'
+
+    # A DPoP-bound token: with a proof, as Bearer, without a proof.
+    bound, bound_secret = "openapi-admin-dpop-" + secrets.token_hex(4), "openapi-" + secrets.token_urlsafe(18)
+    admin.ssoctl("client", "add", bound, "--grant", "client_credentials", "--scope", "gatehouse:admin", "--require-dpop",
+                 "--secret-stdin", input=bound_secret + "\n")
+    key = ProofKey()
+    issued, _ = token_request(http, issuer, {"grant_type": "client_credentials", "scope": "gatehouse:admin"}, key,
+                              auth=(bound, bound_secret))
+    assert issued.status_code == 200 and issued.json()["token_type"] == "DPoP", issued.text
+    token, url = issued.json()["access_token"], issuer + ADMIN + "/keys"
+    assert call("GET", "/keys", params={"limit": 1}, headers={"Authorization": "DPoP " + token,
+                                                              "DPoP": key.proof("GET", url, access_token=token)}).status_code == 200
+    as_bearer = call("GET", "/keys", headers={"Authorization": "Bearer " + token})
+    problem(as_bearer, 401)
+    assert as_bearer.headers["WWW-Authenticate"].startswith('DPoP algs="ES256 EdDSA RS256", error="invalid_token"')
+    unproved = call("GET", "/keys", headers={"Authorization": "DPoP " + token})
+    problem(unproved, 401)
+    assert 'error="invalid_dpop_proof"' in unproved.headers["WWW-Authenticate"]
+    for client in (reader, bound):
+        admin.ssoctl("client", "delete", client)
+
+    # A method the resource does not answer (before the token), and a body over 64 KiB.
+    unanswered = http.put(issuer + ADMIN + "/users", json={}, headers=admin.headers())
+    assert unanswered.status_code == 405 and unanswered.headers["Allow"] == "GET, POST", unanswered.headers
+    assert unanswered.headers["Content-Type"].startswith("application/problem+json")
+    too_large = call("POST", "/users", data=json.dumps({"name": "x" * 70000}), headers={**admin.headers(), "Content-Type": "application/json"})
+    assert too_large.status_code == 413
