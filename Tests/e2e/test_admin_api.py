@@ -586,6 +586,37 @@ def test_a_stale_if_match_is_412_on_patch_and_delete_and_changes_nothing(stack, 
     assert client_id not in ssoctl_clients(stack) and user["email"] not in ssoctl_users(stack)
 
 
+def test_an_encoded_slash_or_dot_in_a_path_never_reaches_another_resource(stack, admin):
+    """nginx decodes %2F before routing: users/..%2Fclients%2FID would be
+    clients/ID. Refused with 400 before routing, and nothing changes."""
+    user, _ = new_user(admin)
+    client_id = name("victim")
+    admin.created("/clients", {"client_id": client_id, "redirect_uris": ["com.victim.app:/cb"]})
+    for method, path in (("GET", f"/users/..%2Fclients%2F{client_id}"), ("GET", f"/users/x%2F..%2F..%2Fclients%2F{client_id}"),
+                         ("DELETE", f"/sessions/..%2Fusers%2F{user['id']}"), ("DELETE", f"/sessions/%2E%2E%2fclients%2f{client_id}"),
+                         ("POST", f"/clients/{client_id}%2Fsecret"), ("GET", f"/users/{user['id']}%5c"), ("GET", f"/users//{user['id']}")):
+        refused_unchanged(stack, lambda: admin.call(method, path), 400)
+    assert client_id in ssoctl_clients(stack) and user["email"] in ssoctl_users(stack)
+    # An encoded slash in the query (an API's audience) is the query's business.
+    assert admin.get("/apis", params={"audience": "https://nowhere.example/x"}).json()["items"] == []
+
+
+def test_a_member_given_twice_is_refused_whichever_comes_first(stack, admin):
+    user, _ = new_user(admin)
+    for raw in ('{"roles":["admin"],"roles":["user"]}', '{"disabled":true,"disabled":"no"}', '{"name":"A","\\u006eame":"B"}'):
+        refused_unchanged(stack, lambda: admin.patch(f"/users/{user['id']}", raw=raw), 400, "malformed-body")
+    assert ssoctl_users(stack)[user["email"]]["roles"] == user["roles"]
+
+
+def test_removing_an_api_honours_if_match(stack, admin):
+    audience = f"https://{name('etag-api')}.example.test"
+    created = admin.post("/apis", {"audience": audience, "scopes": [f"{name('etag')}:read"]})
+    assert created.status_code == 201, created.text
+    refused_unchanged(stack, lambda: admin.delete("/apis", params={"audience": audience}, headers={"If-Match": '"stale"'}), 412)
+    removed = admin.delete("/apis", params={"audience": audience}, headers={"If-Match": created.headers["ETag"]})
+    assert removed.status_code == 200 and removed.json() == {"clients_changed": []}, removed.text
+
+
 # --- users -----------------------------------------------------------------------------
 
 USER_MEMBERS = {"id", "sub", "email", "name", "roles", "disabled", "email_verified", "invitation_pending"}
