@@ -23,6 +23,7 @@ from bench_references import openssl_sign_rate, scrypt_rate  # noqa: E402
 from bench_report import chart, print_table, resources_table  # noqa: E402
 from bench_scale import fill_database, sweep  # noqa: E402
 from bench_signing import signing_rows  # noqa: E402
+from bench_admin import admin_rows  # noqa: E402
 from bench_wellknown import wellknown_ceiling  # noqa: E402
 from listening_ports import free_port  # noqa: E402
 from oidc_flow import SCOPE, App  # noqa: E402
@@ -224,6 +225,9 @@ def main():
     parser.add_argument("--signing", action="store_true",
                         help="instead: the code exchange, the refresh grant and GET /api/data with RS256 and then ES256 tokens, "
                              "against each algorithm's signing bound (openssl speed rsa2048, ecdsap256) and the C hello-world")
+    parser.add_argument("--admin", action="store_true",
+                        help="instead: the admin API's GET /admin/v1/users?limit=50 with 100 users and with 100,000, "
+                             "and its last page by cursor")
     parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite",
                         help="postgresql: instead, the writing grants on SQLite and then on a private PostgreSQL "
                              "cluster, compared (with --scale, refresh again after a 1M-token fill)")
@@ -260,6 +264,9 @@ def main():
         if options.signing:
             report(signing_rows(stack, http, seconds, connections, threads, wrk, code_exchange, refresh_grant), [], options, threads,
                    connections, seconds)
+            return
+        if options.admin:
+            report(admin_rows(stack, http, seconds, connections, threads, wrk), [], options, threads, connections, seconds)
             return
         if options.backchannel:
             sign_rate = openssl_sign_rate(max(3, seconds // 2), 1)

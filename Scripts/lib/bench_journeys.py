@@ -93,8 +93,8 @@ def pooled(runs):
     return total
 
 
-def fill_accounts(stack, count):
-    """`count` accounts reset1@bench.example... with the demo user's password
+def fill_accounts(stack, count, prefix="reset"):
+    """`count` accounts PREFIX1@bench.example... with the demo user's password
     hash, in one SQL transaction (SQLite, the bench stack's database)."""
     database = sqlite3.connect(os.path.join(stack.home, "gatehouse.sqlite"), timeout=30, isolation_level=None)
     try:
@@ -102,8 +102,8 @@ def fill_accounts(stack, count):
         password_hash = database.execute("SELECT password_hash FROM users LIMIT 1").fetchone()[0]
         database.execute("""WITH RECURSIVE series(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM series WHERE n < ?)
             INSERT INTO users (subject, email, name, password_hash, created_at)
-            SELECT lower(hex(randomblob(16))), 'reset' || n || '@bench.example', 'Reset ' || n, ?, ? FROM series""",
-                         (count, password_hash, int(time.time())))
+            SELECT lower(hex(randomblob(16))), ? || n || '@bench.example', 'Bench ' || n, ?, ? FROM series""",
+                         (count, prefix, password_hash, int(time.time())))
         database.execute("COMMIT")
     finally:
         database.close()
