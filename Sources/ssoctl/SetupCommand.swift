@@ -35,7 +35,7 @@ struct SetupCommand: ParsableCommand {
         attempt { try DemoData.ensureAPIs(context.services, config: context.config, demo: demo) }
         if demo { setUpDemo(context) }
         // Every home, new or old: the admin API's own registration (its scopes).
-        attempt { try AdminAPIScopes.ensureRegistered(context.services.apis, issuer: context.config.issuer) }
+        _ = attempt { try AdminAPIScopes.ensureRegistered(context.services.apis, issuer: context.config.issuer) }
         created += demoInventory(context).subtracting(demoBefore).sorted()
         // Every home, new or old: the account page signs browsers in through it.
         if attempt({ try AccountClient.ensure(context.services) }) { created.append("client " + AccountClient.id) }

@@ -285,6 +285,27 @@ def test_a_users_token_is_refused_even_when_its_client_holds_the_scope(stack, ad
     assert Admin(stack, token_for(stack, hybrid, secret, scope=ADMIN)).get("/users", params={"limit": 1}).status_code == 200
 
 
+def test_an_admin_client_may_authenticate_with_keys_instead_of_a_secret(stack, tmp_path):
+    """private_key_jwt (RFC 7523) at /token for the admin API's token, with
+    jwskate (PyPI) signing the assertion."""
+    from jwskate import Jwk
+    from test_client_authentication import ASSERTION_TYPE, assertion, readable
+    key = Jwk.generate(alg="ES256", kid="admin-key")
+    keys = readable(tmp_path, "admin-jwks.json", json.dumps({"keys": [key.public_jwk().to_dict()]}))
+    keyed = name("keyed")
+    ok(stack.ssoctl("client", "add", keyed, "--grant", "client_credentials", "--scope", ADMIN, "--auth-method", "private_key_jwt",
+                    "--jwks-file", str(keys)))
+    issued = stack.session().post(stack.issuer + "/token", data={
+        "grant_type": "client_credentials", "scope": ADMIN, "client_assertion_type": ASSERTION_TYPE,
+        "client_assertion": assertion(stack, keyed, key)})
+    assert issued.status_code == 200, issued.text
+    caller = Admin(stack, issued.json()["access_token"])
+    assert caller.get("/users", params={"limit": 1}).status_code == 200
+    made = caller.post("/clients", {"client_id": name("made-by-keys"), "redirect_uris": ["com.keys.app:/cb"]})
+    assert made.status_code == 201, made.text
+    audited(stack, keyed, "client add", made.json()["client_id"])
+
+
 def test_taking_the_scope_away_stops_the_clients_live_token_at_once_and_deleting_the_client_too(stack):
     job = f"{PREFIX}-revocable"
     secret = given(register_admin_client(stack, job, ADMIN, "api:serverA"))

@@ -113,7 +113,7 @@ def test_private_key_and_database_modes(stack):
     assert owner(os.path.join(stack.home, "gatehouse.conf")) == "root:gatehouse 0640"
     # Only nginx's workers (group gatehouse-web, its only member) may connect.
     sockets = [name for name in os.listdir(os.path.join(stack.home, "run")) if name.endswith(".sock")]
-    assert len(sockets) == 2 * 13, sockets  # 11 issuer responders (ops included), api-a, api-b
+    assert len(sockets) == 2 * 14, sockets  # 12 issuer responders (ops and admin included), api-a, api-b
     for name in sockets:
         assert owner(os.path.join(stack.home, "run", name)) == "gatehouse:gatehouse-web 0660", name
     assert grp.getgrnam("gatehouse-web").gr_mem == [], "no other member in nginx's group"

@@ -92,7 +92,7 @@ public final class DynamicRegistration {
         let secretMethod = ["client_secret_basic", "client_secret_post"].contains(metadata.token_endpoint_auth_method ?? "client_secret_basic")
         let secret = secretMethod ? SecureRandom.token(byteCount: 32) : nil
         let registrationToken = SecureRandom.token(byteCount: 32)
-        var registration = try Self.registration(metadata, clientID: SecureRandom.token(byteCount: 16), secret: secret)
+        var registration = try Self.registration(metadata, clientID: Self.newClientID(), secret: secret)
         registration.registrationAccessTokenHash = SHA256.hash(registrationToken)
         let client = try checked { try clients.prepared(registration) }
         let stored = try storage.write { tx -> Client in
@@ -162,6 +162,16 @@ public final class DynamicRegistration {
             }
         }
         return RegistrationAnswer(client: stored, secret: nil, registrationAccessToken: nil)
+    }
+
+    /// 128 random bits, base64url, never starting with "-": an operator
+    /// types it after `ssoctl client update`, where a leading dash would be
+    /// read as an option.
+    static func newClientID() -> String {
+        while true {
+            let id = SecureRandom.token(byteCount: 16)
+            if !id.hasPrefix("-") { return id }
+        }
     }
 
     /// RFC 7592 §2.3: the client and everything issued to it.
