@@ -34,6 +34,7 @@ from getting_in_mail import link, text_part, token_of
 from oidc_flow import App
 from stack import ROOT, Stack, wait_for
 from test_account_security import ACCOUNT_LIMIT, client, error_of, fresh_address, post_password, sign_in, start
+from test_apis_and_machine_clients import within_seconds as polled
 
 PREFIX = f"adm{secrets.token_hex(3)}"
 # Every password and client secret given to (or made by) the API here, for the last look at the logs.
@@ -55,13 +56,8 @@ def name(kind):
 
 
 def within_seconds(read, condition, seconds=6):
-    deadline = time.monotonic() + seconds
-    while True:
-        value = read()
-        if condition(value):
-            return value
-        assert time.monotonic() < deadline, value
-        time.sleep(0.1)
+    """test_apis_and_machine_clients' poll, with this file's longer wait."""
+    return polled(read, condition, seconds=seconds)
 
 
 # --- fixtures --------------------------------------------------------------------------

@@ -82,9 +82,12 @@ struct AdminPage<Item: Encodable> {
         nextKey = rest.count > query.limit ? page.last?.0 : nil
     }
 
-    init(items: [Item], nextKey: String?) {
-        self.items = items
-        self.nextKey = nextKey
+    /// A page a store read in order: `fetched` is up to one more than the
+    /// limit, so whether another page follows is known without a count.
+    init<Source>(fetched: [Source], limit: Int, key: (Source) -> String, map: (Source) throws -> Item) rethrows {
+        let page = fetched.prefix(limit)
+        items = try page.map(map)
+        nextKey = fetched.count > limit ? page.last.map(key) : nil
     }
 
     struct Body: Encodable {

@@ -22,15 +22,14 @@ struct AdminSessions {
             guard parts.count == 2, let createdAt = Int64(parts[0]) else { throw AdminProblem.invalidQuery("next is not a cursor of this list") }
             after = (createdAt, String(parts[1]))
         }
-        // One more than asked: whether a next page exists, without a count.
         let sessions = try services.sessions.page(userID: userID, after: after, limit: query.limit + 1)
-        let page = sessions.prefix(query.limit)
         var subjects: [Int64: String] = [:]
-        let items = try page.map { SessionJSON($0, user: try subject(of: $0.userID, &subjects)) }
-        return try AdminPage(items: items, nextKey: sessions.count > query.limit ? page.last.map { "\($0.createdAt).\($0.sid)" } : nil)
-            .response(url: services.settings.issuer + Self.path, query: query)
+        return try AdminPage(fetched: sessions, limit: query.limit, key: { "\($0.createdAt).\($0.sid)" }, map: { session in
+            SessionJSON(session, user: try subject(of: session.userID, &subjects))
+        }).response(url: services.settings.issuer + Self.path, query: query)
     }
 
+    /// The user's `sub`, looked up once per page for each user (`known`).
     func subject(of userID: Int64, _ known: inout [Int64: String]) throws -> String {
         if let subject = known[userID] { return subject }
         let subject = try services.users.find(id: userID)?.subject ?? ""
@@ -38,21 +37,23 @@ struct AdminSessions {
         return subject
     }
 
+    /// One session as the admin API shows it.
+    func json(_ session: SSOSessionListing) throws -> SessionJSON {
+        var known: [Int64: String] = [:]
+        return SessionJSON(session, user: try subject(of: session.userID, &known))
+    }
+
     func item(_ exchange: EndpointExchange) throws -> Response {
         try AdminRequest.noQuery(exchange)
         let sid = try AdminRequest.id(exchange, "sid", naming: "session")
         if exchange.request.method == "GET" {
-            guard sid.utf8.count <= 64, let session = try services.sessions.listing(sid: sid) else {
-                throw AdminProblem.noSuch("session", sid)
-            }
-            var known: [Int64: String] = [:]
-            return try AdminETag.answer(SessionJSON(session, user: try subject(of: session.userID, &known)))
+            guard let session = try services.sessions.listing(sid: sid) else { throw AdminProblem.noSuch("session", sid) }
+            return try AdminETag.answer(try json(session))
         }
         // `ssoctl sessions revoke`.
         let caller = try exchange.admin()
         let ended = try services.accountChanges.endSession(sid: sid) { session in
-            var known: [Int64: String] = [:]
-            try AdminETag.check(exchange.request, current: SessionJSON(session, user: try subject(of: session.userID, &known)))
+            try AdminETag.check(exchange.request, current: try json(session))
         }
         AdminAPIAudit.changed("sessions revoke", target: sid, caller, user: ended.email)
         return Response(status: 204).logging("admin API: \(caller.clientID) ended session \(sid)")

@@ -30,10 +30,8 @@ struct AdminUsers {
         } else {
             afterID = 0
         }
-        // One more than asked: whether a next page exists, without a count.
         let users = try services.storage.read.users.page(afterID: afterID, limit: query.limit + 1)
-        let page = users.prefix(query.limit)
-        return try AdminPage(items: page.map { UserJSON($0, withID: true) }, nextKey: users.count > query.limit ? page.last.map { String($0.id) } : nil)
+        return try AdminPage(fetched: users, limit: query.limit, key: { String($0.id) }, map: { UserJSON($0, withID: true) })
             .response(url: services.settings.issuer + Self.path, query: query)
     }
 
